@@ -1,0 +1,80 @@
+"""Moves, what a move changed, and the error an illegal move raises."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import NamedTuple
+
+from .cards import Card
+
+UNKNOWN: Card = -1
+"""A card a player has not been shown: stands for a face-down card in a player's own copy."""
+
+
+class Kind(IntEnum):
+    TABLEAU = 0
+    """``src`` pile to ``dst`` pile, ``count`` cards."""
+    FOUNDATION = 1
+    """``src`` pile to foundation ``dst`` (``-1``: whichever fits)."""
+    DEAL = 2
+    """Deal from the stock (Spider: a card on each pile; Louis: the whole stock)."""
+    REDEAL = 3
+    """St. Helena and Louis: gather the piles and deal them again."""
+    UNDO = 4
+    """Take back the last move, as far as the undo policy allows."""
+    RESIGN = 5
+    """Give up; the score stands."""
+
+
+class Move(NamedTuple):
+    kind: Kind
+    src: int = -1
+    dst: int = -1
+    count: int = 0
+    """Cards moved; ``0`` in a request means "the unit chosen sensibly" (see each game)."""
+
+
+DEAL = Move(Kind.DEAL)
+REDEAL = Move(Kind.REDEAL)
+UNDO = Move(Kind.UNDO)
+RESIGN = Move(Kind.RESIGN)
+
+
+def tableau(src: int, dst: int, count: int = 0) -> Move:
+    return Move(Kind.TABLEAU, src, dst, count)
+
+
+def foundation(src: int, dst: int = -1) -> Move:
+    return Move(Kind.FOUNDATION, src, dst, 0)
+
+
+class Placed(NamedTuple):
+    """A card that became visible: pile ``pile`` (from 0), position ``index`` (from the bottom)."""
+
+    pile: int
+    index: int
+    card: Card
+
+
+@dataclass(slots=True)
+class Change:
+    """What applying a move did.  ``turned`` and ``dealt`` are every card that became visible."""
+
+    move: Move
+    """The move as applied, with its count and destination settled."""
+    turned: list[Placed] = field(default_factory=list)
+    """Face-down cards turned up, and (Louis) piles refilled from the stock."""
+    dealt: list[Placed] = field(default_factory=list)
+    """Cards dealt face up from the stock."""
+    undone: Move | None = None
+    """For an undo: the move taken back."""
+
+    @property
+    def shown(self) -> list[Placed]:
+        """Every card this move showed the player, in the order it happened."""
+        return self.turned + self.dealt
+
+
+class IllegalMove(ValueError):
+    """A move the rules do not allow here; ``str()`` is the reason, for a person."""

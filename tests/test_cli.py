@@ -1,0 +1,154 @@
+"""The ``patience-race`` command line: deal and replay."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from client.cli import main
+from protocol.config import GameConfig
+from protocol.record import Recorder
+
+from .test_deals import VECTORS
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_deal_json_is_the_vector(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "deal", "spider", "40000", "--json")
+    assert code == 0
+    assert out == (VECTORS / "spider-40000.json").read_text().rstrip("\n") + "\n"
+
+
+def test_deal_json_options(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "deal", "spider", "7", "--suits", "2", "--json")
+    assert code == 0
+    assert json.loads(out) == json.loads((VECTORS / "spider-2suits-7.json").read_text())
+    code, out, _ = run(capsys, "deal", "spider", "1", "--numbering", "xpat2", "--json")
+    assert json.loads(out) == json.loads((VECTORS / "spider-xpat2-1.json").read_text())
+
+
+def test_deal_layout_hides_face_down_cards(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "deal", "spider", "1")
+    assert code == 0
+    vector = json.loads((VECTORS / "spider-1.json").read_text())
+    assert out.count("##") == 44
+    lines = [line for line in out.splitlines() if line[:3].strip().isdigit()]
+    assert len(lines) == 10
+    for line, pile, down in zip(lines, vector["tableau"], vector["face_down"], strict=True):
+        shown = line.split(":", 1)[1].split()
+        assert shown == ["##"] * down + pile[down:]
+    for hidden in {c for p in vector["tableau"] for c in p[:-1]} - {
+        p[-1] for p in vector["tableau"]
+    }:
+        assert hidden not in out
+    assert "Stock: 50 cards" in out
+
+
+def test_deal_layout_st_helena(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "deal", "st-helena", "1")
+    assert code == 0
+    assert "##" not in out
+    assert "  1: 3D TC AD 2S QC 9D 9H KD" in out
+    assert "f1:KC" in out and "f8:AD" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["deal", "spider", "0"], "from 1"),
+        (["deal", "spider", "-4"], "from 1"),
+        (["deal", "spider", "abc"], "not a whole number"),
+        (["deal", "louis", "1", "--numbering", "xpat2"], "numbering"),
+        (["deal", "st-helena", "1", "--suits", "2"], "no option 'suits'"),
+    ],
+)
+def test_deal_errors(capsys: pytest.CaptureFixture[str], argv: list[str], words: str) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert words in err
+
+
+def test_unknown_game_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["deal", "klondike", "1"])
+    assert exc.value.code == 2
+    assert "klondike" in capsys.readouterr().err
+
+
+def _record(tmp_path: Path) -> tuple[Path, Recorder]:
+    rec = Recorder(GameConfig("spider", {"suits": 1}), 12345)
+    # play the first legal moves, a deal and an undo
+    for _ in range(6):
+        moves = [m for m in rec.state.legal_moves() if m.kind == 0]
+        rec.play(moves[0] if moves else rec.state.legal_moves()[0])
+    rec.play("d")
+    rec.play(next(m for m in rec.state.legal_moves() if m.kind == 0))
+    rec.play("u")
+    path = tmp_path / "game.json"
+    path.write_text(rec.record().dumps())
+    return path, rec
+
+
+def test_replay_accepts_an_engine_record(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path, rec = _record(tmp_path)
+    code, out, err = run(capsys, "replay", str(path))
+    assert code == 0, err
+    assert f"score: {rec.state.score()}  aisleriot score: {rec.state.score2()}" in out
+    assert "won: no  stuck: no" in out
+    assert "result: matches the record" in out
+
+
+def test_replay_rejects_a_tampered_move(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path, rec = _record(tmp_path)
+    data = json.loads(path.read_text())
+    data["moves"][2] = "1>1"
+    path.write_text(json.dumps(data))
+    code, out, err = run(capsys, "replay", str(path))
+    assert code == 1
+    assert "move 3 ('1>1') is illegal: pile 1 cannot move onto itself" in err
+
+
+def test_replay_rejects_a_tampered_result(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path, rec = _record(tmp_path)
+    data = json.loads(path.read_text())
+    data["result"]["score"] += 100
+    path.write_text(json.dumps(data))
+    code, _, err = run(capsys, "replay", str(path))
+    assert code == 2
+    assert f"score is {rec.state.score()}, the record says {rec.state.score() + 100}" in err
+
+
+def test_replay_rejects_garbage(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "junk.json"
+    path.write_text("{not json")
+    code, _, err = run(capsys, "replay", str(path))
+    assert code == 2 and "not JSON" in err
+    path.write_text(json.dumps({"game": "spider", "number": 1, "moves": "3>7"}))
+    code, _, err = run(capsys, "replay", str(path))
+    assert code == 2 and "moves" in err
+    code, _, err = run(capsys, "replay", str(tmp_path / "missing.json"))
+    assert code == 2 and "cannot read" in err
+
+
+def test_console_script_runs() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "client.cli", "deal", "louis", "1", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert json.loads(out) == json.loads((VECTORS / "louis-1.json").read_text())
