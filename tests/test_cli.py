@@ -111,11 +111,11 @@ def test_replay_accepts_an_engine_record(
 
 
 def test_replay_rejects_a_tampered_move(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path, rec = _record(tmp_path)
+    path, _rec = _record(tmp_path)
     data = json.loads(path.read_text())
     data["moves"][2] = "1>1"
     path.write_text(json.dumps(data))
-    code, out, err = run(capsys, "replay", str(path))
+    code, _out, err = run(capsys, "replay", str(path))
     assert code == 1
     assert "move 3 ('1>1') is illegal: pile 1 cannot move onto itself" in err
 
