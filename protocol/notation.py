@@ -66,21 +66,23 @@ def parse_move(text: str) -> Move:
     return Move(Kind.TABLEAU, src, dst, count)
 
 
-def format_move(move: Move, before: GameState | None = None) -> str:
+def format_move(move: Move, before: GameState | None = None, *, game: str | None = None) -> str:
     """``move`` in notation.
 
     Given ``before``, the state the move is played from, the shortest text that means the same
     move there (``3>7`` rather than ``3>7:2`` when the fitting run is two cards); without it, a
-    text that means this move in any position.
+    text that means this move in any position of ``game`` (any game if not given).
     """
+    if before is not None:
+        game = before.config.game
     kind = move.kind
     if kind == Kind.TABLEAU:
         base = f"{move.src + 1}>{move.dst + 1}"
         if move.count == 0:
             return base
+        if game is not None and game != SPIDER:
+            return base  # St. Helena and Louis move one card at a time
         if before is not None:
-            if before.config.game != SPIDER:
-                return base
             try:
                 settled = before.copy().apply(Move(Kind.TABLEAU, move.src, move.dst, 0)).move
             except IllegalMove:
@@ -89,7 +91,15 @@ def format_move(move: Move, before: GameState | None = None) -> str:
                 return base
         return f"{base}:{move.count}"
     if kind == Kind.FOUNDATION:
-        if move.dst == -1 or move.count == 13:
-            return f"{move.src + 1}>f"
-        return f"{move.src + 1}>f{move.dst + 1}"
+        base = f"{move.src + 1}>f"
+        if move.dst == -1 or (move.count == 13 and before is None):
+            return base
+        if move.count == 13:  # Spider: ``3>f`` only if it picks the same foundation there
+            try:
+                settled = before.copy().apply(Move(Kind.FOUNDATION, move.src, -1)).move
+            except IllegalMove:
+                settled = None
+            if settled == move:
+                return base
+        return f"{base}{move.dst + 1}"
     return {Kind.DEAL: "d", Kind.REDEAL: "r", Kind.UNDO: "u", Kind.RESIGN: "resign"}[kind]

@@ -1,0 +1,165 @@
+"""The client's network connection: commands with sequence numbers, their answers, and events.
+
+    async with Connection("ws://127.0.0.1:8765") as conn:
+        joined = await conn.request(JoinRoom(seq=0, code="K7QM-X2PF", name="Ann"))
+        event = await conn.next_event()
+
+``request`` numbers the command, sends it and returns the server's first answer to it (raising
+:class:`ServerError` for an ``error``); every other event waits in order for ``next_event``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from types import TracebackType
+from typing import Any, Self
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from protocol.codec import MAX_FRAME, DecodeError, decode, encode
+from protocol.messages import PROTOCOL_VERSION, Command, Error, Event, Hello, Welcome
+
+DEFAULT_URL = "ws://127.0.0.1:8765"
+URL_ENV = "PATIENCE_RACE_SERVER"
+
+
+class ServerError(Exception):
+    """The server refused a command."""
+
+    def __init__(self, error: Error) -> None:
+        super().__init__(f"{error.code}: {error.message}")
+        self.code = error.code
+        self.message = error.message
+
+
+class Disconnected(Exception):
+    """The connection is gone (``code`` and ``reason`` as the server closed it, if it did)."""
+
+    def __init__(self, code: int | None, reason: str) -> None:
+        super().__init__(f"disconnected ({code}): {reason}" if code else "disconnected")
+        self.code = code
+        self.reason = reason
+
+
+class Connection:
+    def __init__(self, url: str = DEFAULT_URL, *, client: str = "patience-race") -> None:
+        self.url = url
+        self.client = client
+        self.ws: ClientConnection | None = None
+        self.welcome: Welcome | None = None
+        self.events: asyncio.Queue[Event | Disconnected] = asyncio.Queue()
+        self._pending: dict[int, asyncio.Future[Event]] = {}
+        self._seq = itertools.count()
+        self._reader: asyncio.Task[None] | None = None
+        self.closed: Disconnected | None = None
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self, *exc: type[BaseException] | BaseException | TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def next_seq(self) -> int:
+        return next(self._seq)
+
+    async def open(self, *, open_timeout: float = 10) -> Welcome:
+        self.ws = await connect(
+            self.url, max_size=MAX_FRAME * 4, open_timeout=open_timeout, ping_interval=20
+        )
+        self.closed = None
+        self._reader = asyncio.create_task(self._read())
+        welcome = await self.request(Hello(seq=0, version=PROTOCOL_VERSION, client=self.client))
+        assert isinstance(welcome, Welcome)
+        self.welcome = welcome
+        return welcome
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+
+    async def send_raw(self, data: bytes | str) -> None:
+        """Send a frame as it is (tests of bad input)."""
+        assert self.ws is not None
+        await self.ws.send(data)
+
+    async def request(self, command: Command, timeout: float = 10) -> Event:
+        """Send ``command`` (its ``seq`` replaced by the next number) and return its answer."""
+        if self.ws is None or self.closed is not None:
+            raise self.closed or Disconnected(None, "not connected")
+        command = command.model_copy(update={"seq": self.next_seq()})
+        return await self.resend(command, timeout)
+
+    async def resend(self, command: Command, timeout: float = 10) -> Event:
+        """Send ``command`` with its own ``seq`` (a repeat is answered again, never applied twice)."""
+        assert self.ws is not None
+        future: asyncio.Future[Event] = asyncio.get_running_loop().create_future()
+        self._pending[command.seq] = future
+        try:
+            await self.ws.send(encode(command))
+            answer = await asyncio.wait_for(future, timeout)
+        except ConnectionClosed as exc:
+            raise self._gone(exc) from None
+        finally:
+            self._pending.pop(command.seq, None)
+        if isinstance(answer, Error):
+            raise ServerError(answer)
+        return answer
+
+    async def next_event(self, timeout: float | None = 10) -> Event:
+        item = await asyncio.wait_for(self.events.get(), timeout)
+        if isinstance(item, Disconnected):
+            self.events.put_nowait(item)  # stays closed for every later reader
+            raise item
+        return item
+
+    async def wait_for(self, kind: type[Any], timeout: float = 10) -> Any:
+        """The next event of type ``kind``; others before it are dropped."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while True:
+            event = await self.next_event(max(0.0, end - loop.time()))
+            if isinstance(event, kind):
+                return event
+
+    def _gone(self, exc: ConnectionClosed) -> Disconnected:
+        rcvd = exc.rcvd
+        return Disconnected(rcvd.code if rcvd else None, rcvd.reason if rcvd else "connection lost")
+
+    async def _read(self) -> None:
+        assert self.ws is not None
+        try:
+            async for frame in self.ws:
+                try:
+                    event = decode(frame)
+                except DecodeError:
+                    continue
+                if not isinstance(event, Event):
+                    continue
+                seq = getattr(event, "seq", None)
+                future = self._pending.get(seq) if seq is not None else None
+                if future is not None and not future.done():
+                    future.set_result(event)
+                else:
+                    self.events.put_nowait(event)
+        except ConnectionClosed as exc:
+            self.closed = self._gone(exc)
+        else:
+            self.closed = self._gone_clean()
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(self.closed)
+        self.events.put_nowait(self.closed)
+
+    def _gone_clean(self) -> Disconnected:
+        assert self.ws is not None
+        return Disconnected(self.ws.close_code, self.ws.close_reason or "closed")

@@ -1,0 +1,472 @@
+"""The wire protocol: every client command and server event (docs/protocol.md).
+
+Each frame is one msgpack map with a ``type`` field naming the message.  Every model is strict
+and forbids unknown fields.  :data:`WIRE` is the one module-level ``TypeAdapter`` over both
+directions; :func:`protocol.codec.decode` uses it, and the server refuses a server event sent
+as a command (and the client the reverse).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter
+
+from .view import BoardView, CardName
+
+PROTOCOL_VERSION = "1.0"
+"""``major.minor``: a client of another major version is refused; minors only add optional fields."""
+
+Seq = Annotated[int, Field(ge=0, le=2**53)]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+"""Display names: 1 to 24 printable characters once trimmed (the server checks the rest)."""
+RoomCode = Annotated[str, StringConstraints(min_length=4, max_length=16)]
+Token = Annotated[str, StringConstraints(min_length=16, max_length=128)]
+PileIndex = Annotated[int, Field(ge=-1, le=15)]
+
+GameId = Literal["spider", "st-helena", "louis"]
+Mode = Literal["first", "score"]
+UndoPolicy = Literal["off", "safe"]
+MoveKind = Literal["tableau", "foundation", "deal", "redeal", "undo", "resign"]
+RoomState = Literal["lobby", "countdown", "racing", "results"]
+Role = Literal["player", "spectator"]
+PlayerStatus = Literal["waiting", "playing", "won", "resigned", "stuck", "disconnected", "left"]
+
+ErrorCode = Literal[
+    "bad_frame",
+    "bad_message",
+    "unknown_type",
+    "version_mismatch",
+    "hello_first",
+    "rate_limited",
+    "server_busy",
+    "shutting_down",
+    "too_many_rooms",
+    "room_not_found",
+    "room_full",
+    "already_in_room",
+    "not_in_room",
+    "not_host",
+    "bad_name",
+    "name_taken",
+    "bad_settings",
+    "bad_token",
+    "wrong_state",
+    "not_a_player",
+    "not_ready",
+    "race_not_running",
+    "player_done",
+    "illegal_move",
+    "undo_off",
+    "race_not_found",
+]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# -- shared pieces -------------------------------------------------------------------------
+
+
+class Settings(Model):
+    """A room's settings, as the host sends them."""
+
+    game: GameId = "spider"
+    options: dict[str, int | str] = Field(default_factory=dict, max_length=8)
+    numbering: Literal["pysolfc", "xpat2"] = "pysolfc"
+    mode: Mode = "first"
+    time_limit: Annotated[int, Field(ge=0, le=24 * 3600)] = 0
+    """Seconds; 0 is no limit (mode ``first`` only: mode ``score`` needs one)."""
+    undo: UndoPolicy = "safe"
+    seats: Annotated[int, Field(ge=2, le=16)] = 8
+    private: bool = False
+    deal_number: Annotated[int, Field(ge=0, le=10**20)] | None = None
+    """A fixed deal (for a known deal or a club night); None draws a secret random one."""
+
+
+class PublicSettings(Model):
+    """The settings as every member sees them: a fixed deal's number is never shown."""
+
+    game: GameId
+    options: dict[str, int | str]
+    numbering: Literal["pysolfc", "xpat2"]
+    mode: Mode
+    time_limit: int
+    undo: UndoPolicy
+    seats: int
+    private: bool
+    fixed_deal: bool
+    title: str
+    """``Spider (2 suits)``: the game and options for people."""
+
+
+class Member(Model):
+    id: int
+    """Stable within the room: players and spectators alike."""
+    name: str
+    role: Role
+    ready: bool
+    connected: bool
+    host: bool
+
+
+class RoomInfo(Model):
+    code: str
+    state: RoomState
+    settings: PublicSettings
+    members: list[Member]
+    race_id: str | None
+    commitment: str | None
+    """sha256 of the race's game, options, numbering, deal number and salt, from the countdown on."""
+
+
+class RoomSummary(Model):
+    code: str
+    state: RoomState
+    title: str
+    mode: Mode
+    players: int
+    seats: int
+    spectators: int
+
+
+class WireMove(Model):
+    kind: MoveKind
+    src: PileIndex = -1
+    """A pile, from 0."""
+    dst: PileIndex = -1
+    """A pile, or a foundation (from 0) for ``foundation``; -1 lets the server choose."""
+    count: Annotated[int, Field(ge=0, le=104)] = 0
+    """Cards moved; 0 asks for the unit chosen as the notation's ``3>7`` would."""
+
+
+class Shown(Model):
+    """A card that became visible to you: pile and position (from 0, from the bottom)."""
+
+    pile: int
+    index: int
+    card: CardName
+
+
+class Progress(Model):
+    id: int
+    name: str
+    status: PlayerStatus
+    score: int
+    score2: int | None
+    turned: int
+    """Face-down cards turned so far (Louis: stock cards shown)."""
+    suits: int
+    """Spider: complete suits (foundations and tableau); St. Helena/Louis: full foundations."""
+    foundation_cards: int
+    moves: int
+    undos: int
+    connected: bool
+    finish_ms: int | None
+    """Server time from the start when the player won, resigned, got stuck or left."""
+    score_ms: int
+    """Server time from the start when the current score was reached."""
+
+
+class Standing(Model):
+    rank: int
+    id: int
+    name: str
+    status: PlayerStatus
+    score: int
+    score2: int | None
+    finish_ms: int | None
+    score_ms: int
+    moves: int
+    undos: int
+
+
+class Reveal(Model):
+    game: GameId
+    options: dict[str, int | str]
+    numbering: Literal["pysolfc", "xpat2"]
+    number: int
+    salt: str
+    commitment: str
+
+
+class PlayerRecord(Model):
+    id: int
+    name: str
+    moves: list[str]
+    """Every move in notation (docs/records.md), undos and a resignation included."""
+    times_ms: list[int]
+    """Server time of each move from the start."""
+    board: BoardView
+    """The final board, face-down cards still counted only (the deal is in ``reveal``)."""
+
+
+class RaceRecord(Model):
+    race_id: str
+    room: str
+    settings: PublicSettings
+    started_at: float
+    """Unix time."""
+    ended_at: float | None
+    reveal: Reveal
+    standings: list[Standing]
+    players: list[PlayerRecord]
+
+
+# -- client commands ------------------------------------------------------------------------
+
+
+class Command(Model):
+    seq: Seq
+
+
+class Hello(Command):
+    type: Literal["hello"] = "hello"
+    version: Annotated[str, StringConstraints(max_length=16)]
+    client: Annotated[str, StringConstraints(max_length=64)] = ""
+
+
+class CreateRoom(Command):
+    type: Literal["create_room"] = "create_room"
+    name: Name
+    settings: Settings
+
+
+class JoinRoom(Command):
+    type: Literal["join_room"] = "join_room"
+    code: RoomCode
+    name: Name
+    spectate: bool = False
+
+
+class Resume(Command):
+    type: Literal["resume"] = "resume"
+    code: RoomCode
+    token: Token
+
+
+class ListRooms(Command):
+    type: Literal["list_rooms"] = "list_rooms"
+
+
+class Leave(Command):
+    type: Literal["leave"] = "leave"
+
+
+class UpdateSettings(Command):
+    type: Literal["update_settings"] = "update_settings"
+    settings: Settings
+
+
+class Kick(Command):
+    type: Literal["kick"] = "kick"
+    id: int
+
+
+class Ready(Command):
+    type: Literal["ready"] = "ready"
+    ready: bool = True
+
+
+class Start(Command):
+    type: Literal["start"] = "start"
+
+
+class MoveCmd(Command):
+    type: Literal["move"] = "move"
+    move: WireMove
+
+
+class Rematch(Command):
+    type: Literal["rematch"] = "rematch"
+
+
+class GetRace(Command):
+    type: Literal["get_race"] = "get_race"
+    race_id: Annotated[str, StringConstraints(max_length=64)]
+
+
+# -- server events --------------------------------------------------------------------------
+
+
+class Event(Model):
+    pass
+
+
+class Welcome(Event):
+    type: Literal["welcome"] = "welcome"
+    seq: int
+    version: str
+    server: str
+    max_frame: int
+    rate: float
+    """Commands per second allowed on average."""
+    burst: int
+
+
+class Ack(Event):
+    type: Literal["ack"] = "ack"
+    seq: int
+
+
+class Error(Event):
+    type: Literal["error"] = "error"
+    seq: int | None
+    code: ErrorCode
+    message: str
+
+
+class Joined(Event):
+    """You are in a room: keep ``token`` to resume your seat."""
+
+    type: Literal["joined"] = "joined"
+    seq: int
+    you: int
+    role: Role
+    token: str
+    room: RoomInfo
+
+
+class RoomList(Event):
+    type: Literal["room_list"] = "room_list"
+    seq: int
+    rooms: list[RoomSummary]
+
+
+class RoomUpdate(Event):
+    type: Literal["room"] = "room"
+    room: RoomInfo
+
+
+class Countdown(Event):
+    type: Literal["countdown"] = "countdown"
+    race_id: str
+    ms: int
+    """Milliseconds until the start."""
+    commitment: str
+
+
+class RaceStart(Event):
+    type: Literal["race_start"] = "race_start"
+    race_id: str
+    commitment: str
+    time_limit_ms: int | None
+    board: BoardView | None
+    """Your own board (None for a spectator)."""
+
+
+class Moved(Event):
+    """Your move was applied: ``shown`` is every card it showed you."""
+
+    type: Literal["moved"] = "moved"
+    seq: int
+    move: WireMove
+    """The move as applied (count and target settled; for an undo, kind ``undo``)."""
+    undone: WireMove | None
+    shown: list[Shown]
+    score: int
+    score2: int | None
+    won: bool
+    stuck: bool
+    can_undo: bool
+
+
+class ProgressUpdate(Event):
+    type: Literal["progress"] = "progress"
+    elapsed_ms: int
+    players: list[Progress]
+
+
+class RaceOver(Event):
+    type: Literal["race_over"] = "race_over"
+    race_id: str
+    reason: Literal["all_done", "time_up", "aborted"]
+    standings: list[Standing]
+    reveal: Reveal
+
+
+class Snapshot(Event):
+    """Everything you need to redraw: sent on resume."""
+
+    type: Literal["snapshot"] = "snapshot"
+    seq: int
+    you: int
+    role: Role
+    room: RoomInfo
+    board: BoardView | None
+    elapsed_ms: int | None
+    time_limit_ms: int | None
+    countdown_ms: int | None
+    progress: list[Progress]
+    standings: list[Standing] | None
+    reveal: Reveal | None
+
+
+class RaceRecordMsg(Event):
+    type: Literal["race_record"] = "race_record"
+    seq: int
+    record: RaceRecord
+
+
+class Kicked(Event):
+    type: Literal["kicked"] = "kicked"
+    message: str
+
+
+class Notice(Event):
+    """The server is going away: come back (resume) after ``retry_ms``."""
+
+    type: Literal["notice"] = "notice"
+    code: Literal["shutdown"]
+    message: str
+    retry_ms: int
+
+
+ClientMessage = Annotated[
+    Hello
+    | CreateRoom
+    | JoinRoom
+    | Resume
+    | ListRooms
+    | Leave
+    | UpdateSettings
+    | Kick
+    | Ready
+    | Start
+    | MoveCmd
+    | Rematch
+    | GetRace,
+    Field(discriminator="type"),
+]
+ServerMessage = Annotated[
+    Welcome
+    | Ack
+    | Error
+    | Joined
+    | RoomList
+    | RoomUpdate
+    | Countdown
+    | RaceStart
+    | Moved
+    | ProgressUpdate
+    | RaceOver
+    | Snapshot
+    | RaceRecordMsg
+    | Kicked
+    | Notice,
+    Field(discriminator="type"),
+]
+Message = Annotated[ClientMessage | ServerMessage, Field(discriminator="type")]
+
+WIRE: TypeAdapter[Command | Event] = TypeAdapter(Message)
+"""The one adapter that reads and checks every message, in both directions."""
+
+
+def json_schemas() -> dict[str, object]:
+    """The JSON Schema of each direction (``patience-race-server --schema``)."""
+    return {
+        "protocol_version": PROTOCOL_VERSION,
+        "client_to_server": TypeAdapter(ClientMessage).json_schema(),
+        "server_to_client": TypeAdapter(ServerMessage).json_schema(),
+    }

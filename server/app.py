@@ -1,0 +1,250 @@
+"""The websockets layer: sockets, frames and time around the :class:`~server.hub.Hub`.
+
+Everything the server decides is decided by the hub; this module only decodes frames, feeds the
+hub, sends what it answers, closes what it closes, ticks its clock and serves ``/healthz``,
+``/metrics`` and ``/races/<id>`` over plain HTTP on the same port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterable
+from http import HTTPStatus
+
+from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from protocol.codec import DecodeError, decode, encode
+
+from .hub import CLOSE_FULL, Hub, Outbox
+from .limits import Limits
+from .store import Store
+
+log = logging.getLogger("patience_race.server")
+
+
+class RaceServer:
+    """One server process: ``await start()``, then ``await stop()`` (or ``drain()``)."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8765,
+        *,
+        limits: Limits | None = None,
+        store: Store | None = None,
+        origins: Iterable[str] | None = None,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.limits = limits or Limits()
+        self.store = store
+        self.origins = list(origins) if origins else None
+        self.hub = Hub(self.limits, store)
+        self.sockets: dict[int, ServerConnection] = {}
+        self.server: Server | None = None
+        self._ticker: asyncio.Task[None] | None = None
+        self._closing: set[asyncio.Task[None]] = set()
+        self.close_codes: dict[int, int] = {}
+        self.started = time.monotonic()
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.host}:{self.port}"
+
+    async def start(self) -> None:
+        self.server = await serve(
+            self._handler,
+            self.host,
+            self.port,
+            max_size=self.limits.max_frame,
+            max_queue=16,
+            ping_interval=20,
+            ping_timeout=20,
+            close_timeout=5,
+            process_request=self._process_request,
+            origins=self.origins,  # type: ignore[arg-type]
+            server_header="patience-race",
+        )
+        sock = next(iter(self.server.sockets))
+        self.port = sock.getsockname()[1]
+        self._ticker = asyncio.create_task(self._tick_forever())
+        log.info("listening", extra={"fields": {"event": "listening", "url": self.url}})
+
+    async def stop(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+
+    async def drain(self, retry_ms: int = 5000) -> None:
+        """Graceful stop (SIGTERM): tell everyone, close with 1012, keep every received move."""
+        log.info(
+            "draining", extra={"fields": {"event": "draining", "connections": len(self.sockets)}}
+        )
+        self._dispatch(self.hub.drain(retry_ms))
+        if self._closing:
+            await asyncio.wait(set(self._closing), timeout=self.limits.grace_s)
+        await self.stop()
+        if self.store is not None:
+            self.store.close()
+
+    # -- connections ------------------------------------------------------------------------
+
+    async def _handler(self, ws: ServerConnection) -> None:
+        peer = ws.remote_address[0] if ws.remote_address else ""
+        cid = self.hub.connect(time.monotonic(), peer)
+        if cid is None:
+            await ws.close(CLOSE_FULL, "server full or restarting: try again later")
+            self._count_close(CLOSE_FULL)
+            return
+        self.sockets[cid] = ws
+        try:
+            async for frame in ws:
+                now = time.monotonic()
+                try:
+                    message = decode(frame)
+                except DecodeError as exc:
+                    self._dispatch(self.hub.bad_input(cid, exc.code, exc.message))
+                    continue
+                try:
+                    out = self.hub.handle(cid, message, now)
+                except Exception:  # a bug must not take the server down: log it, tell the client
+                    log.exception(
+                        "command failed",
+                        extra={
+                            "fields": {
+                                "event": "internal_error",
+                                "conn": cid,
+                                "type": getattr(message, "type", "?"),
+                            }
+                        },
+                    )
+                    out = self.hub.bad_input(
+                        cid, "bad_message", "the server could not handle that message"
+                    )
+                self._dispatch(out)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.sockets.pop(cid, None)
+            self._dispatch(self.hub.disconnect(cid, time.monotonic()))
+            code = ws.close_code if ws.close_code is not None else 1006
+            self._count_close(code)
+
+    def _count_close(self, code: int) -> None:
+        self.close_codes[code] = self.close_codes.get(code, 0) + 1
+
+    def _dispatch(self, out: Outbox) -> None:
+        sends = out.sends
+        i = 0
+        while i < len(sends):
+            event = sends[i][1]
+            targets: list[ServerConnection] = []
+            while i < len(sends) and sends[i][1] is event:
+                ws = self.sockets.get(sends[i][0])
+                if ws is not None:
+                    targets.append(ws)
+                i += 1
+            if targets:
+                broadcast(targets, encode(event))
+        for close in out.closes:
+            ws = self.sockets.get(close.conn)
+            if ws is not None:
+                task = asyncio.create_task(ws.close(close.code, close.reason))
+                self._closing.add(task)
+                task.add_done_callback(self._closing.discard)
+
+    async def _tick_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.limits.tick_s)
+            try:
+                self._dispatch(self.hub.tick(time.monotonic()))
+            except Exception:
+                log.exception("tick failed", extra={"fields": {"event": "internal_error"}})
+
+    # -- HTTP -----------------------------------------------------------------------------
+
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        path = request.path.split("?", 1)[0]
+        if path == "/healthz":
+            status = "draining" if self.hub.draining else "ok"
+            code = HTTPStatus.SERVICE_UNAVAILABLE if self.hub.draining else HTTPStatus.OK
+            return connection.respond(code, status + "\n")
+        if path == "/metrics":
+            response = connection.respond(HTTPStatus.OK, self.metrics_text())
+            response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
+            return response
+        if path.startswith("/races/"):
+            race_id = path.removeprefix("/races/")[:64]
+            record = self.hub.finished.get(race_id)
+            if record is None and self.store is not None:
+                record = self.store.race_record(race_id)
+            if record is None:
+                return connection.respond(HTTPStatus.NOT_FOUND, "no finished race with that id\n")
+            body = record.model_dump_json(indent=1).encode()
+            headers = Headers(
+                [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+            )
+            return Response(200, "OK", headers, body)
+        return None
+
+    def metrics_text(self) -> str:
+        hub = self.hub
+        racing = sum(1 for r in hub.rooms.values() if r.state == "racing")
+        lines = [
+            "# HELP patience_race_connections Open WebSocket connections.",
+            "# TYPE patience_race_connections gauge",
+            f"patience_race_connections {len(self.sockets)}",
+            "# HELP patience_race_rooms Rooms open.",
+            "# TYPE patience_race_rooms gauge",
+            f"patience_race_rooms {len(hub.rooms)}",
+            "# HELP patience_race_races_running Races running now.",
+            "# TYPE patience_race_races_running gauge",
+            f"patience_race_races_running {racing}",
+            "# HELP patience_race_races_total Races started and finished.",
+            "# TYPE patience_race_races_total counter",
+            f'patience_race_races_total{{event="started"}} {hub.metrics.get("races_started", 0)}',
+            f'patience_race_races_total{{event="finished"}} {hub.metrics.get("races_finished", 0)}',
+            "# HELP patience_race_moves_total Moves received, by result.",
+            "# TYPE patience_race_moves_total counter",
+        ]
+        for key, value in sorted(hub.metrics.items()):
+            if key.startswith("moves_"):
+                lines.append(
+                    f'patience_race_moves_total{{result="{key.removeprefix("moves_")}"}} {value}'
+                )
+        lines += [
+            "# HELP patience_race_rejected_total Commands refused, by error code.",
+            "# TYPE patience_race_rejected_total counter",
+        ]
+        for key, value in sorted(hub.metrics.items()):
+            if key.startswith(("rejected_", "bad_input_")):
+                code = (
+                    key.split("_", 1)[1]
+                    if key.startswith("rejected_")
+                    else key.removeprefix("bad_input_")
+                )
+                lines.append(f'patience_race_rejected_total{{code="{code}"}} {value}')
+        lines += [
+            "# HELP patience_race_closes_total Connections closed, by close code.",
+            "# TYPE patience_race_closes_total counter",
+        ]
+        for code, value in sorted(self.close_codes.items()):
+            lines.append(f'patience_race_closes_total{{code="{code}"}} {value}')
+        lines += [
+            "# HELP patience_race_uptime_seconds Seconds since the server started.",
+            "# TYPE patience_race_uptime_seconds gauge",
+            f"patience_race_uptime_seconds {time.monotonic() - self.started:.1f}",
+        ]
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,143 @@
+"""``patience-race-server``: run the race server, print the protocol schema, export a race.
+
+Every flag can also be set by an environment variable: ``--grace 30`` or
+``PATIENCE_RACE_GRACE=30`` (the flag wins).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+from protocol.messages import json_schemas
+
+from .app import RaceServer
+from .limits import Limits
+from .logs import setup_logging
+from .store import Store, default_db_path
+
+ENV_PREFIX = "PATIENCE_RACE_"
+
+
+def _env(name: str, default: str | None) -> str | None:
+    return os.environ.get(ENV_PREFIX + name.upper().replace("-", "_"), default)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    limits = Limits()
+    p = argparse.ArgumentParser(
+        prog="patience-race-server",
+        description="The Patience Race server: hosts race rooms over WebSockets. "
+        "Every option can also be set as an environment variable PATIENCE_RACE_<OPTION> "
+        "(for example PATIENCE_RACE_PORT=9000).",
+    )
+
+    def opt(name: str, default: object, help: str, type: type = str) -> None:
+        env = _env(name, None)
+        p.add_argument(
+            f"--{name}",
+            type=type,
+            default=type(env) if env is not None else default,
+            help=f"{help} (default: {default})",
+        )
+
+    opt("host", "127.0.0.1", "address to listen on")
+    opt("port", 8765, "port to listen on (0: any free port)", int)
+    opt("db", str(default_db_path()), "SQLite database file, or :memory:")
+    opt("grace", limits.grace_s, "seconds a dropped player's seat waits for them", float)
+    opt("countdown-ms", limits.countdown_ms, "countdown before a race starts, in milliseconds", int)
+    opt("max-rooms", limits.max_rooms, "rooms open at once", int)
+    opt("max-connections", limits.max_connections, "connections open at once", int)
+    opt("rate", limits.rate, "commands per second per connection, on average", float)
+    opt("burst", limits.burst, "commands per connection at once", int)
+    opt(
+        "idle-timeout",
+        limits.idle_timeout_s,
+        "seconds before a silent connection outside a race is closed",
+        float,
+    )
+    opt("origins", "", "comma-separated Origin values allowed (empty: any)")
+    opt("log-format", "text", "text (for people) or json (for machines)")
+    opt("log-level", "info", "debug, info, warning or error")
+    p.add_argument(
+        "--schema",
+        action="store_true",
+        help="print the protocol's JSON Schema (both directions) and exit",
+    )
+    p.add_argument(
+        "--export", metavar="RACE_ID", help="print a finished race's public record (JSON) and exit"
+    )
+    p.add_argument(
+        "--list-races", action="store_true", help="list the latest races in the database and exit"
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.schema:
+        print(json.dumps(json_schemas(), indent=1))
+        return 0
+    if args.log_format not in ("text", "json"):
+        print("patience-race-server: --log-format is text or json", file=sys.stderr)
+        return 2
+    if args.export or args.list_races:
+        if args.db == ":memory:":
+            print(
+                "patience-race-server: an in-memory database holds no races to export",
+                file=sys.stderr,
+            )
+            return 2
+        store = Store(args.db)
+        try:
+            if args.list_races:
+                for race in store.races():
+                    print(json.dumps(race))
+                return 0
+            record = store.race_record(args.export)
+            if record is None:
+                print(
+                    f"patience-race-server: no finished race {args.export!r} in {args.db}",
+                    file=sys.stderr,
+                )
+                return 1
+            print(record.model_dump_json(indent=1))
+            return 0
+        finally:
+            store.close()
+    setup_logging(args.log_format, args.log_level)
+    limits = Limits(
+        grace_s=args.grace,
+        countdown_ms=args.countdown_ms,
+        max_rooms=args.max_rooms,
+        max_connections=args.max_connections,
+        rate=args.rate,
+        burst=args.burst,
+        idle_timeout_s=args.idle_timeout,
+    )
+    origins = [o.strip() for o in args.origins.split(",") if o.strip()] or None
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(args.host, args.port, args.db, limits, origins))
+    return 0
+
+
+async def serve(host: str, port: int, db: str, limits: Limits, origins: list[str] | None) -> None:
+    store = Store(db)
+    server = RaceServer(host, port, limits=limits, store=store, origins=origins)
+    await server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.drain()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

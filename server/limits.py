@@ -1,0 +1,48 @@
+"""The server's limits and timings, and the per-connection message budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from protocol.codec import MAX_FRAME
+
+
+@dataclass
+class Limits:
+    max_frame: int = MAX_FRAME
+    """Bytes in one frame; larger frames close the connection with 1009."""
+    rate: float = 20.0
+    """Commands a second per connection, on average..."""
+    burst: int = 40
+    """...with this many at once."""
+    max_limited: int = 50
+    """Commands refused for rate before the connection is closed (4429)."""
+    max_bad: int = 10
+    """Unreadable or out-of-order messages before the connection is closed (4400)."""
+    max_connections: int = 5000
+    max_rooms: int = 1000
+    hello_timeout_s: float = 10.0
+    idle_timeout_s: float = 900.0
+    """A connection that sends nothing this long, outside a running race, is closed (4408)."""
+    grace_s: float = 60.0
+    """How long a dropped player's seat waits for them to resume."""
+    countdown_ms: int = 3000
+    progress_interval_s: float = 0.1
+    """Progress is sent to a room at most this often, however fast its players move."""
+    tick_s: float = 0.05
+
+
+class TokenBucket:
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = float(burst)
+        self.at = now
+
+    def take(self, now: float) -> bool:
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False

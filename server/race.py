@@ -1,0 +1,306 @@
+"""One race: every seat's own copy of the same deal, checked by the engine.  No I/O, no clock:
+the caller passes ``now`` (seconds, monotonic) to everything that depends on time."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+
+from protocol import cards
+from protocol.config import PYSOLFC, RANDOM_RANGE, SPIDER, XPAT2, GameConfig
+from protocol.deals import deal
+from protocol.fairness import commitment
+from protocol.game import GameState, state_class
+from protocol.messages import (
+    PlayerStatus,
+    Progress,
+    Reveal,
+    Shown,
+    Standing,
+    WireMove,
+)
+from protocol.moves import IllegalMove, Kind, Move
+from protocol.notation import format_move
+from protocol.spider import SUIT_LENGTH, run_length
+
+KINDS = {
+    "tableau": Kind.TABLEAU,
+    "foundation": Kind.FOUNDATION,
+    "deal": Kind.DEAL,
+    "redeal": Kind.REDEAL,
+    "undo": Kind.UNDO,
+    "resign": Kind.RESIGN,
+}
+KIND_NAMES = {v: k for k, v in KINDS.items()}
+
+
+class RaceError(Exception):
+    """A move the race refuses: ``code`` is the protocol error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def random_number(config: GameConfig) -> int:
+    """A secret deal number in PySolFC's range for random games (xpat2: its whole range)."""
+    if config.numbering == XPAT2:
+        return secrets.randbelow(10**9)
+    low, high = RANDOM_RANGE
+    return low + secrets.randbelow(high - low)
+
+
+def to_wire(move: Move) -> WireMove:
+    return WireMove(kind=KIND_NAMES[move.kind], src=move.src, dst=move.dst, count=move.count)  # type: ignore[arg-type]
+
+
+def from_wire(move: WireMove) -> Move:
+    return Move(KINDS[move.kind], move.src, move.dst, move.count)
+
+
+@dataclass
+class Seat:
+    id: int
+    name: str
+    state: GameState
+    status: PlayerStatus = "playing"
+    connected: bool = True
+    moves: list[str] = field(default_factory=list)
+    times_ms: list[int] = field(default_factory=list)
+    finish_ms: int | None = None
+    score: int = 0
+    score_ms: int = 0
+
+
+@dataclass
+class MoveResult:
+    move: WireMove
+    undone: WireMove | None
+    shown: list[Shown]
+    notation: str
+    index: int
+    """Position of the move in the seat's move list."""
+    t_ms: int
+
+
+class Race:
+    """A race from its start: seats, moves, progress, end and standings."""
+
+    def __init__(
+        self,
+        race_id: str,
+        config: GameConfig,
+        players: list[tuple[int, str]],
+        *,
+        mode: str = "first",
+        time_limit_s: int = 0,
+        undo: str = "safe",
+        number: int | None = None,
+        salt: str | None = None,
+    ) -> None:
+        self.race_id = race_id
+        self.config = config
+        self.mode = mode
+        self.time_limit_s = time_limit_s
+        self.undo = undo
+        self.number = random_number(config) if number is None else config.check_number(number)
+        self.salt = salt or secrets.token_hex(16)
+        self.commitment = commitment(
+            config.game, config.options, config.numbering, self.number, self.salt
+        )
+        d = deal(config, self.number)
+        cls = state_class(config)
+        self.seats: dict[int, Seat] = {
+            pid: Seat(pid, name, cls.from_deal(d)) for pid, name in players
+        }
+        self.started_at: float | None = None
+        """Monotonic time of the start (None during the countdown)."""
+        self.ended_at: float | None = None
+        self.end_reason: str | None = None
+
+    # -- time ------------------------------------------------------------------------------
+
+    def start(self, now: float) -> None:
+        self.started_at = now
+
+    def elapsed_ms(self, now: float) -> int:
+        if self.started_at is None:
+            return 0
+        end = self.ended_at if self.ended_at is not None else now
+        return max(0, int((end - self.started_at) * 1000))
+
+    @property
+    def running(self) -> bool:
+        return self.started_at is not None and self.ended_at is None
+
+    @property
+    def deadline(self) -> float | None:
+        if self.started_at is None or not self.time_limit_s:
+            return None
+        return self.started_at + self.time_limit_s
+
+    # -- moves ---------------------------------------------------------------------------
+
+    def move(self, seat_id: int, wire: WireMove, now: float) -> MoveResult:
+        seat = self.seats.get(seat_id)
+        if seat is None:
+            raise RaceError("not_a_player", "you are not playing in this race")
+        if not self.running:
+            when = "has not started" if self.started_at is None else "is over"
+            raise RaceError("race_not_running", f"the race {when}")
+        if seat.status != "playing":
+            raise RaceError("player_done", f"your race is over: you have {seat.status}")
+        move = from_wire(wire)
+        if move.kind == Kind.UNDO and self.undo == "off":
+            raise RaceError("undo_off", "undo is off in this room")
+        state = seat.state
+        try:
+            change = state.apply(move)
+        except IllegalMove as exc:
+            raise RaceError("illegal_move", str(exc)) from None
+        t_ms = self.elapsed_ms(now)
+        notation = format_move(change.move, game=self.config.game)
+        seat.moves.append(notation)
+        seat.times_ms.append(t_ms)
+        score = state.score()
+        if score != seat.score:
+            seat.score = score
+            seat.score_ms = t_ms
+        if state.won:
+            seat.status = "won"
+        elif state.resigned:
+            seat.status = "resigned"
+        elif state.stuck:
+            seat.status = "stuck"
+        if seat.status != "playing":
+            seat.finish_ms = t_ms
+        return MoveResult(
+            move=to_wire(change.move),
+            undone=to_wire(change.undone) if change.undone else None,
+            shown=[
+                Shown(pile=p.pile, index=p.index, card=cards.name(p.card)) for p in change.shown
+            ],
+            notation=notation,
+            index=len(seat.moves) - 1,
+            t_ms=t_ms,
+        )
+
+    def set_connected(self, seat_id: int, connected: bool) -> None:
+        if seat_id in self.seats:
+            self.seats[seat_id].connected = connected
+
+    def drop(self, seat_id: int, status: PlayerStatus, now: float) -> None:
+        """A player who left or stayed away past the grace period: their score stands."""
+        seat = self.seats.get(seat_id)
+        if seat is None or seat.status != "playing":
+            return
+        seat.status = status
+        seat.finish_ms = self.elapsed_ms(now)
+
+    # -- the end ------------------------------------------------------------------------
+
+    def check_end(self, now: float) -> str | None:
+        """Why the race ends now (``all_done``, ``time_up``), or None while it goes on."""
+        if not self.running:
+            return None
+        if all(s.status != "playing" for s in self.seats.values()):
+            return "all_done"
+        deadline = self.deadline
+        if deadline is not None and now >= deadline:
+            return "time_up"
+        return None
+
+    def end(self, now: float, reason: str) -> None:
+        if self.ended_at is None:
+            if self.started_at is None:
+                self.started_at = now
+            self.ended_at = now
+            deadline = self.deadline
+            if reason == "time_up" and deadline is not None:
+                self.ended_at = deadline
+            self.end_reason = reason
+
+    def standings(self) -> list[Standing]:
+        def key(s: Seat) -> tuple[int, int, int, int]:
+            if self.mode == "first" and s.status == "won":
+                return (0, s.finish_ms or 0, 0, s.id)
+            return (1, -s.score, s.score_ms, s.id)
+
+        ordered = sorted(self.seats.values(), key=key)
+        return [
+            Standing(
+                rank=i + 1,
+                id=s.id,
+                name=s.name,
+                status=s.status,
+                score=s.score,
+                score2=s.state.score2(),
+                finish_ms=s.finish_ms,
+                score_ms=s.score_ms,
+                moves=s.state.moves,
+                undos=s.state.undos,
+            )
+            for i, s in enumerate(ordered)
+        ]
+
+    def progress(self) -> list[Progress]:
+        return [self._progress(s) for s in self.seats.values()]
+
+    def _progress(self, s: Seat) -> Progress:
+        st = s.state
+        if self.config.game == SPIDER:
+            turned = 44 - sum(st.down)
+            in_tableau = sum(
+                1
+                for p, d in zip(st.piles, st.down, strict=True)
+                if len(p) - d >= SUIT_LENGTH
+                and p[-1] % 13 == 0
+                and run_length(p, SUIT_LENGTH) == SUIT_LENGTH
+            )
+            suits = in_tableau + sum(1 for f in st.foundations if f)
+            foundation_cards = 13 * sum(1 for f in st.foundations if f)
+        else:
+            turned = 84 - len(st.stock) if self.config.game == "louis" else 0
+            suits = sum(1 for f in st.foundations if len(f) == 13)
+            foundation_cards = sum(len(f) for f in st.foundations) - 8
+        return Progress(
+            id=s.id,
+            name=s.name,
+            status=s.status,
+            score=s.score,
+            score2=st.score2(),
+            turned=turned,
+            suits=suits,
+            foundation_cards=foundation_cards,
+            moves=st.moves,
+            undos=st.undos,
+            connected=s.connected,
+            finish_ms=s.finish_ms,
+            score_ms=s.score_ms,
+        )
+
+    def reveal(self) -> Reveal:
+        """Only after the end: the number and salt that prove the commitment."""
+        if self.ended_at is None:
+            raise RuntimeError("the deal is revealed only when the race is over")
+        return Reveal(
+            game=self.config.game,  # type: ignore[arg-type]
+            options=dict(self.config.options),
+            numbering=self.config.numbering,  # type: ignore[arg-type]
+            number=self.number,
+            salt=self.salt,
+            commitment=self.commitment,
+        )
+
+
+__all__ = [
+    "PYSOLFC",
+    "MoveResult",
+    "Race",
+    "RaceError",
+    "Seat",
+    "from_wire",
+    "random_number",
+    "to_wire",
+]

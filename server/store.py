@@ -1,0 +1,137 @@
+"""SQLite storage: races, their settings, commitment and reveal, every move as it happens, results.
+
+Moves are appended one row per move and committed before the move is acknowledged, so every
+acknowledged move survives a crash or a restart.  The deal number and salt are written only when
+the race ends.  Finished races are kept as their public record (``RaceRecord`` JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from protocol.messages import PublicSettings, RaceRecord
+
+if TYPE_CHECKING:
+    from .race import Race
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS races (
+    id TEXT PRIMARY KEY,
+    room TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    commitment TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    end_reason TEXT,
+    number TEXT,
+    salt TEXT,
+    record TEXT
+);
+CREATE TABLE IF NOT EXISTS race_players (
+    race_id TEXT NOT NULL REFERENCES races(id),
+    player_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (race_id, player_id)
+);
+CREATE TABLE IF NOT EXISTS moves (
+    race_id TEXT NOT NULL REFERENCES races(id),
+    player_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    move TEXT NOT NULL,
+    t_ms INTEGER NOT NULL,
+    PRIMARY KEY (race_id, player_id, idx)
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+SCHEMA_VERSION = "1"
+
+
+def default_db_path() -> Path:
+    """``$XDG_DATA_HOME/patience-race/races.sqlite3`` (``~/.local/share/...`` by default)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "patience-race" / "races.sqlite3"
+
+
+class Store:
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(SCHEMA)
+        self.db.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+        )
+
+    def close(self) -> None:
+        self.db.close()
+
+    def start_race(self, race: Race, room: str, settings: PublicSettings, wall: float) -> None:
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute(
+                "INSERT INTO races(id, room, settings, commitment, started_at) VALUES (?, ?, ?, ?, ?)",
+                (race.race_id, room, settings.model_dump_json(), race.commitment, wall),
+            )
+            self.db.executemany(
+                "INSERT INTO race_players(race_id, player_id, name) VALUES (?, ?, ?)",
+                [(race.race_id, s.id, s.name) for s in race.seats.values()],
+            )
+
+    def add_move(self, race_id: str, player_id: int, idx: int, move: str, t_ms: int) -> None:
+        self.db.execute(
+            "INSERT INTO moves(race_id, player_id, idx, move, t_ms) VALUES (?, ?, ?, ?, ?)",
+            (race_id, player_id, idx, move, t_ms),
+        )
+
+    def finish_race(self, record: RaceRecord, reason: str) -> None:
+        self.db.execute(
+            "UPDATE races SET ended_at = ?, end_reason = ?, number = ?, salt = ?, record = ? WHERE id = ?",
+            (
+                record.ended_at,
+                reason,
+                str(record.reveal.number),
+                record.reveal.salt,
+                record.model_dump_json(),
+                record.race_id,
+            ),
+        )
+
+    def race_record(self, race_id: str) -> RaceRecord | None:
+        row = self.db.execute(
+            "SELECT record FROM races WHERE id = ? AND record IS NOT NULL", (race_id,)
+        ).fetchone()
+        return RaceRecord.model_validate_json(row[0]) if row else None
+
+    def moves(self, race_id: str) -> dict[int, list[tuple[int, str, int]]]:
+        out: dict[int, list[tuple[int, str, int]]] = {}
+        for pid, idx, move, t in self.db.execute(
+            "SELECT player_id, idx, move, t_ms FROM moves WHERE race_id = ? ORDER BY player_id, idx",
+            (race_id,),
+        ):
+            out.setdefault(pid, []).append((idx, move, t))
+        return out
+
+    def races(self, limit: int = 50) -> list[dict[str, object]]:
+        rows = self.db.execute(
+            "SELECT id, room, started_at, ended_at, end_reason, settings FROM races ORDER BY started_at DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [
+            {
+                "id": r[0],
+                "room": r[1],
+                "started_at": r[2],
+                "ended_at": r[3],
+                "end_reason": r[4],
+                "title": json.loads(r[5]).get("title"),
+            }
+            for r in rows
+        ]
