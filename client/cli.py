@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,8 +11,10 @@ from pathlib import Path
 from protocol.config import GAMES, ConfigError, GameConfig
 from protocol.deals import deal
 from protocol.game import state_class
+from protocol.messages import Settings
 from protocol.record import RecordError, ReplayError, load, replay
 
+from .net import DEFAULT_URL, URL_ENV
 from .text import render_board
 
 
@@ -85,6 +88,202 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def default_name() -> str:
+    name = os.environ.get("PATIENCE_RACE_NAME") or os.environ.get("USER") or "Player"
+    return name[:24] or "Player"
+
+
+def server_url(args: argparse.Namespace) -> str:
+    return args.server or os.environ.get(URL_ENV) or DEFAULT_URL
+
+
+def parse_time(text: str) -> int:
+    """``10`` or ``10m`` minutes, ``90s`` seconds: the time limit in seconds."""
+    t = text.strip().lower()
+    try:
+        if t.endswith("s"):
+            return int(t[:-1])
+        return int(float(t.removesuffix("m")) * 60)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time: write 10 (minutes), 10m or 90s"
+        ) from None
+
+
+def make_settings(args: argparse.Namespace) -> Settings:
+    config = make_config(args.game, args)
+    mode = getattr(args, "mode", "first")
+    time_limit = getattr(args, "time", 0) or 0
+    if mode == "score" and not time_limit:
+        time_limit = 600
+    return Settings(
+        game=args.game,
+        options=dict(config.options),
+        numbering=config.numbering,  # type: ignore[arg-type]
+        mode=mode,
+        time_limit=time_limit,
+        undo=getattr(args, "undo", "safe"),
+        seats=getattr(args, "seats", 8),
+        private=getattr(args, "private", False),
+        deal_number=config.check_number(args.deal)
+        if getattr(args, "deal", None) is not None
+        else None,
+    )
+
+
+def run_app(plan: object) -> int:
+    from .app import RaceApp
+
+    app = RaceApp(plan)  # type: ignore[arg-type]
+    app.run()
+    if app.failed:
+        print(f"patience-race: {app.failed}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from .app import Plan
+
+    settings = make_settings(args)
+    plan = Plan(
+        action="play",
+        name=args.name,
+        url=args.server,
+        settings=settings,
+        bots=args.bots,
+        bot_level=args.level,
+        bot_think=args.think,
+        auto_ready=True,
+    )
+    return run_app(plan)
+
+
+def cmd_host(args: argparse.Namespace) -> int:
+    from .app import Plan
+
+    plan = Plan(
+        action="host",
+        name=args.name,
+        url=server_url(args),
+        settings=make_settings(args),
+        bots=args.bots,
+        bot_level=args.level,
+        bot_think=args.think,
+    )
+    return run_app(plan)
+
+
+def cmd_join(args: argparse.Namespace) -> int:
+    from .app import Plan
+
+    return run_app(Plan(action="join", name=args.name, url=server_url(args), code=args.code))
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from .app import Plan
+
+    return run_app(Plan(action="watch", name=args.name, url=server_url(args), code=args.code))
+
+
+def cmd_rooms(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from protocol.messages import ListRooms, RoomList
+
+    from .net import Connection, Disconnected
+
+    async def fetch() -> RoomList:
+        async with Connection(server_url(args)) as conn:
+            answer = await conn.request(ListRooms(seq=0))
+            assert isinstance(answer, RoomList)
+            return answer
+
+    try:
+        rooms = asyncio.run(fetch()).rooms
+    except (OSError, Disconnected, TimeoutError) as exc:
+        print(f"patience-race: cannot reach {server_url(args)}: {exc}", file=sys.stderr)
+        return 1
+    if not rooms:
+        print("No public rooms right now. Host one: patience-race host")
+        return 0
+    print(f"{'code':<11}{'game':<28}{'mode':<7}{'players':<9}{'state':<10}")
+    for r in rooms:
+        print(
+            f"{r.code[:4] + '-' + r.code[4:]:<11}{r.title:<28}{r.mode:<7}{f'{r.players}/{r.seats}':<9}{r.state:<10}"
+        )
+    return 0
+
+
+def cmd_bot(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .bot import run_bot
+
+    try:
+        asyncio.run(
+            run_bot(
+                server_url(args),
+                args.code,
+                name=args.name or "Bot",
+                level=args.level,
+                think=args.think,
+            )
+        )
+    except (OSError, TimeoutError) as exc:
+        print(f"patience-race: cannot reach {server_url(args)}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_server_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--server", metavar="URL", help=f"the race server (default: ${URL_ENV} or {DEFAULT_URL})"
+    )
+
+
+def add_race_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "game",
+        nargs="?",
+        default="spider",
+        choices=GAMES,
+        metavar="GAME",
+        help=" | ".join(GAMES) + " (default: spider)",
+    )
+    add_game_arguments(p)
+    p.add_argument(
+        "--mode",
+        choices=("first", "score"),
+        default="first",
+        help="first to win, or highest score when the time is up",
+    )
+    p.add_argument(
+        "--time",
+        type=parse_time,
+        default=0,
+        metavar="N",
+        help="time limit in minutes (10, 10m or 90s); mode score: 10 by default",
+    )
+    p.add_argument(
+        "--undo", choices=("off", "safe"), default="safe", help="undo policy (default: safe)"
+    )
+    p.add_argument(
+        "--deal", metavar="NUMBER", help="a fixed deal number instead of a secret random one"
+    )
+    p.add_argument("--name", default=default_name(), help="your display name")
+    p.add_argument(
+        "--level", choices=("easy", "normal", "strong"), default="normal", help="the bots' level"
+    )
+    p.add_argument(
+        "--think",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="the bots' pause between moves (0: as fast as allowed)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="patience-race",
@@ -102,6 +301,75 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="check a game record and show where it ends")
     p.add_argument("file", help="a game record (JSON)")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("play", help="race bots right now on a server inside this program")
+    add_race_arguments(p)
+    p.add_argument(
+        "--bots",
+        type=int,
+        default=2,
+        choices=range(0, 16),
+        metavar="N",
+        help="bots to race (default 2)",
+    )
+    p.add_argument(
+        "--server", metavar="URL", help="race on this server instead of one inside this program"
+    )
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("host", help="open a room on a server and show its code")
+    add_race_arguments(p)
+    p.add_argument(
+        "--seats",
+        type=int,
+        default=8,
+        choices=range(2, 17),
+        metavar="N",
+        help="players at most (2-16, default 8)",
+    )
+    p.add_argument(
+        "--private", action="store_true", help="do not list the room: join by its code only"
+    )
+    p.add_argument(
+        "--bots",
+        type=int,
+        default=0,
+        choices=range(0, 16),
+        metavar="N",
+        help="bots to seat (default 0)",
+    )
+    add_server_argument(p)
+    p.set_defaults(func=cmd_host)
+
+    p = sub.add_parser("join", help="join a room by its code (or take your seat back)")
+    p.add_argument("code", help="the room's code, as in K7QM-X2PF")
+    p.add_argument("--name", default=default_name(), help="your display name")
+    add_server_argument(p)
+    p.set_defaults(func=cmd_join)
+
+    p = sub.add_parser("watch", help="watch a room's race")
+    p.add_argument("code", help="the room's code")
+    p.add_argument("--name", default=default_name() + " (watching)", help="your display name")
+    add_server_argument(p)
+    p.set_defaults(func=cmd_watch)
+
+    p = sub.add_parser("rooms", help="list the public rooms on a server")
+    add_server_argument(p)
+    p.set_defaults(func=cmd_rooms)
+
+    p = sub.add_parser("bot", help="a bot that joins a room and races")
+    p.add_argument("code", help="the room's code")
+    p.add_argument("--name", default="Bot", help="the bot's display name")
+    p.add_argument("--level", choices=("easy", "normal", "strong"), default="normal")
+    p.add_argument(
+        "--think",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="pause between moves (0: as fast as allowed)",
+    )
+    add_server_argument(p)
+    p.set_defaults(func=cmd_bot)
     return parser
 
 

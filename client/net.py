@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import time
+from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, Self
 
@@ -45,14 +47,23 @@ class Disconnected(Exception):
 
 
 class Connection:
-    def __init__(self, url: str = DEFAULT_URL, *, client: str = "patience-race") -> None:
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        *,
+        client: str = "patience-race",
+        seqs: Iterator[int] | None = None,
+    ) -> None:
         self.url = url
         self.client = client
         self.ws: ClientConnection | None = None
         self.welcome: Welcome | None = None
         self.events: asyncio.Queue[Event | Disconnected] = asyncio.Queue()
         self._pending: dict[int, asyncio.Future[Event]] = {}
-        self._seq = itertools.count()
+        # Sequence numbers only have to increase for a seat, across connections and restarts of
+        # the client: starting from the clock in milliseconds keeps them increasing (the rate
+        # limit allows far fewer than 1000 commands a second).
+        self._seq = seqs if seqs is not None else itertools.count(int(time.time() * 1000))
         self._reader: asyncio.Task[None] | None = None
         self.closed: Disconnected | None = None
 

@@ -1,0 +1,349 @@
+"""The Textual terminal client: lobby, race and results on one screen.
+
+The screen is drawn from the plain :class:`~client.model.RaceModel` by ``client.render``; keys
+go through :class:`~client.model.Keys`, which checks every move against the rules before it is
+sent.  ``patience-race play`` runs the server in this same process and seats bots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+
+from textual import events
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from protocol.config import OPTIONS, GameConfig
+from protocol.messages import Settings
+from protocol.moves import Kind, Move
+
+from . import render
+from .model import Keys, RaceModel, auto_home
+from .net import Disconnected, ServerError
+from .session import Session
+
+log = logging.getLogger("patience_race.client")
+
+
+@dataclass
+class Plan:
+    """How this client gets into a room."""
+
+    action: str
+    """``play``, ``host``, ``join`` or ``watch``."""
+    name: str
+    url: str | None = None
+    """None: run a server inside this process."""
+    settings: Settings | None = None
+    code: str | None = None
+    bots: int = 0
+    bot_level: str = "normal"
+    bot_think: float = 1.0
+    auto_ready: bool = False
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    #help { width: 78; height: auto; max-height: 100%; border: round $primary; padding: 0 1; background: $surface; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(render.HELP, id="help")
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        self.dismiss()
+
+
+class RaceApp(App[None]):
+    TITLE = "Patience Race"
+    CSS = """
+    Screen { layout: vertical; }
+    #top { height: 1; background: $boost; }
+    #main { height: 1fr; }
+    #board { width: 1fr; padding: 0 1; }
+    #side { width: 32; padding: 0 1; border-left: solid $primary-darken-2; }
+    #status { height: 2; background: $boost; padding: 0 1; }
+    """
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__()
+        self.plan = plan
+        self.model = RaceModel(name=plan.name)
+        self.keys = Keys(self.model)
+        self.session: Session | None = None
+        self.server = None
+        self.bots: list[asyncio.Task[None]] = []
+        self.auto_home = True
+        self.quit_armed = False
+        self.failed: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="top")
+        with Horizontal(id="main"):
+            yield Static(id="board")
+            yield Static(id="side")
+        yield Static(id="status")
+
+    async def on_mount(self) -> None:
+        self.set_interval(0.2, self.refresh_view)
+        self.run_worker(self.setup(), exclusive=True, group="setup")
+        self.refresh_view()
+
+    # -- getting into a room --------------------------------------------------------------
+
+    async def setup(self) -> None:
+        plan = self.plan
+        try:
+            url = plan.url
+            if url is None:
+                from server.app import RaceServer
+                from server.limits import Limits
+                from server.store import Store
+
+                self.server = RaceServer(
+                    "127.0.0.1", 0, limits=Limits(countdown_ms=3000), store=Store(":memory:")
+                )
+                await self.server.start()
+                url = self.server.url
+            self.session = Session(url, self.model, self.refresh_view)
+            self.session.remember = plan.url is not None
+            await self.session.connect()
+            if plan.action in ("play", "host"):
+                await self.session.create(plan.name, plan.settings or Settings())
+            else:
+                assert plan.code is not None
+                await self.session.join(plan.code, plan.name, spectate=plan.action == "watch")
+            self.session.start_events()
+            if plan.bots:
+                from .bot import run_bot
+
+                code = self.session.code
+                assert code is not None
+                for i in range(plan.bots):
+                    self.bots.append(
+                        asyncio.create_task(
+                            run_bot(
+                                url,
+                                code,
+                                name=f"Bot {i + 1}",
+                                level=plan.bot_level,
+                                think=plan.bot_think,
+                            )
+                        )
+                    )
+            if plan.auto_ready:
+                await self.wait_for_players(plan.bots + 1)
+                if plan.bots:
+                    await self.session.ready(True)
+                else:
+                    await self.session.start()
+        except (ServerError, Disconnected, OSError) as exc:
+            self.failed = str(exc.message if isinstance(exc, ServerError) else exc)
+            self.model.status = f"Could not get into the room: {self.failed}. Press q to quit."
+            self.model.phase = "gone"
+        self.refresh_view()
+
+    async def wait_for_players(self, n: int, timeout: float = 15.0) -> None:
+        """Until ``n`` players are seated (the bots have joined), or the time runs out."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while loop.time() < end:
+            room = self.model.room
+            if room is not None and sum(1 for m in room.members if m.role == "player") >= n:
+                return
+            await asyncio.sleep(0.05)
+
+    # -- drawing ----------------------------------------------------------------------------
+
+    def refresh_view(self) -> None:
+        if not self.is_mounted:
+            return
+        m = self.model
+        self.query_one("#top", Static).update(render.header(m, self.auto_home))
+        main = self.query_one("#board", Static)
+        if m.phase in ("lobby", "countdown"):
+            main.update(render.lobby(m))
+        elif m.phase == "racing":
+            height = max(8, self.size.height - 4)
+            main.update(render.board(m, self.keys, height))
+        elif m.phase == "results":
+            main.update(render.results(m))
+        elif m.phase == "kicked" or m.phase == "gone":
+            main.update(f"{m.status}\n\nPress q to quit.")
+        else:
+            main.update("Connecting...")
+        self.query_one("#side", Static).update(render.opponents(m))
+        hint = "?: help  q q: quit"
+        if (
+            self.session is not None
+            and not self.session.connected
+            and m.phase not in ("gone", "kicked")
+        ):
+            hint = "connection lost: reconnecting...  " + hint
+        self.query_one("#status", Static).update(f"{m.status}\n{hint}")
+
+    # -- keys -----------------------------------------------------------------------------------
+
+    async def on_key(self, event: events.Key) -> None:
+        key = event.character if event.character and event.character.isprintable() else event.key
+        if key == "escape" and self.model.phase != "racing":
+            return
+        event.stop()
+        if key == "?" or key == "question_mark":
+            self.push_screen(HelpScreen())
+            return
+        if key == "q":
+            if self.quit_armed or self.model.phase in (
+                "lobby",
+                "results",
+                "gone",
+                "kicked",
+                "connecting",
+            ):
+                await self.shutdown()
+                self.exit()
+                return
+            self.quit_armed = True
+            self.model.status = (
+                "Quit? Press q again (your seat is kept for a while: join again to resume)."
+            )
+            self.refresh_view()
+            return
+        self.quit_armed = False
+        phase = self.model.phase
+        if phase == "racing":
+            await self.race_key(key)
+        elif phase in ("lobby", "countdown"):
+            await self.lobby_key(key)
+        elif phase == "results" and key == "n" and self.session is not None:
+            self.run_worker(self.session.rematch(), group="cmd")
+        self.refresh_view()
+
+    async def race_key(self, key: str) -> None:
+        if key == "h":
+            self.auto_home = not self.auto_home
+            self.model.status = (
+                f"Complete suits go home automatically: {'on' if self.auto_home else 'off'}."
+            )
+            if self.auto_home:
+                self.maybe_home()
+            return
+        move = self.keys.press(key)
+        if move is not None:
+            self.run_worker(self.send_move(move), group="move")
+
+    def maybe_home(self) -> None:
+        state = self.model.state
+        if not self.auto_home or state is None or self.keys.pending:
+            return
+        move = auto_home(state)
+        if move is not None:
+            self.keys.pending = True
+            self.run_worker(self.send_move(move), group="move")
+
+    async def send_move(self, move: Move) -> None:
+        assert self.session is not None
+        try:
+            await self.session.move(move)
+        finally:
+            self.keys.answered()
+        if move.kind != Kind.FOUNDATION or move.count != 13:
+            self.maybe_home()
+        self.refresh_view()
+
+    async def lobby_key(self, key: str) -> None:
+        session, model = self.session, self.model
+        if (
+            session is None
+            or model.room is None
+            or model.role != "player"
+            or model.phase != "lobby"
+        ):
+            return
+        me = model.me_member()
+        if key == "r":
+            await session.ready(not (me and me.ready))
+            return
+        if not model.is_host():
+            return
+        if key == "s":
+            await session.start()
+            return
+        new = self.changed_settings(key)
+        if new is not None:
+            await session.update_settings(new)
+
+    def changed_settings(self, key: str) -> Settings | None:
+        room = self.model.room
+        assert room is not None
+        s = room.settings
+        current = Settings(
+            game=s.game, options=dict(s.options), numbering=s.numbering, mode=s.mode,
+            time_limit=s.time_limit, undo=s.undo, seats=s.seats, private=s.private,
+        )  # fmt: skip
+        games = list(OPTIONS)
+        if key == "g":
+            game = games[(games.index(s.game) + 1) % len(games)]
+            return current.model_copy(update={"game": game, "options": {}, "numbering": "pysolfc"})
+        if key == "o":
+            known = OPTIONS[s.game]
+            first = next(iter(known))
+            values = list(known[first])
+            value = values[(values.index(s.options.get(first, values[0])) + 1) % len(values)]
+            options = dict(s.options)
+            options[first] = value
+            GameConfig(s.game, options)
+            return current.model_copy(update={"options": options})
+        if key == "m":
+            mode = "score" if s.mode == "first" else "first"
+            limit = s.time_limit or (600 if mode == "score" else 0)
+            return current.model_copy(update={"mode": mode, "time_limit": limit})
+        if key == "t":
+            choices = [0, 180, 300, 600, 900, 1800]
+            if s.mode == "score":
+                choices = choices[1:]
+            nxt = (
+                choices[(choices.index(s.time_limit) + 1) % len(choices)]
+                if s.time_limit in choices
+                else choices[0]
+            )
+            return current.model_copy(update={"time_limit": nxt})
+        if key == "u":
+            return current.model_copy(update={"undo": "off" if s.undo == "safe" else "safe"})
+        if key in ("+", "plus"):
+            return current.model_copy(update={"seats": min(16, s.seats + 1)})
+        if key in ("-", "minus"):
+            players = sum(1 for m in room.members if m.role == "player")
+            return current.model_copy(update={"seats": max(2, players, s.seats - 1)})
+        if key == "p":
+            return current.model_copy(update={"private": not s.private})
+        return None
+
+    # -- the end ---------------------------------------------------------------------------------
+
+    async def shutdown(self) -> None:
+        session = self.session
+        if session is not None:
+            if self.model.phase in ("lobby", "results"):
+                await session.leave()
+            await session.close()
+        for task in self.bots:
+            task.cancel()
+        for task in self.bots:
+            with contextlib.suppress(BaseException):
+                await task
+        if self.server is not None:
+            await self.server.stop()
+            if self.server.store is not None:
+                self.server.store.close()
+            self.server = None
+
+    async def on_unmount(self) -> None:
+        await self.shutdown()

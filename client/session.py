@@ -1,0 +1,217 @@
+"""The network side of a player's client: one room, its events, and reconnection.
+
+A :class:`Session` feeds every server event to its :class:`~client.model.RaceModel`, sends the
+player's commands, and when the connection drops, says so, reconnects with backoff and resumes the
+seat with its token, redrawing from the snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Callable
+
+from protocol.messages import (
+    Command,
+    CreateRoom,
+    Event,
+    Joined,
+    JoinRoom,
+    Leave,
+    MoveCmd,
+    Ready,
+    Rematch,
+    Resume,
+    Settings,
+    Snapshot,
+    Start,
+    UpdateSettings,
+)
+from protocol.moves import Move
+
+from .model import RaceModel, to_wire
+from .net import Connection, Disconnected, ServerError
+from .seats import forget_seat, save_seat, saved_seat
+
+log = logging.getLogger("patience_race.client")
+
+FINAL_CLOSES = {4403, 4409, 4426}
+"""Close codes after which reconnecting would not help."""
+
+
+class Session:
+    def __init__(
+        self, url: str, model: RaceModel, on_change: Callable[[], None] = lambda: None
+    ) -> None:
+        self.url = url
+        self.model = model
+        self.on_change = on_change
+        self.conn: Connection | None = None
+        self.code: str | None = None
+        self.seqs = itertools.count(int(time.time() * 1000))
+        self.connected = False
+        self.stopped = False
+        self._runner: asyncio.Task[None] | None = None
+        self.remember = True
+
+    # -- set-up ---------------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        self.conn = Connection(self.url, seqs=self.seqs)
+        await self.conn.open()
+        self.connected = True
+
+    async def create(self, name: str, settings: Settings) -> Joined:
+        joined = await self._request(CreateRoom(seq=0, name=name, settings=settings))
+        assert isinstance(joined, Joined)
+        self._joined(joined, name)
+        return joined
+
+    async def join(self, code: str, name: str, spectate: bool = False) -> Event:
+        """Join by code, or resume a seat this machine already holds in that room."""
+        seat = saved_seat(self.url, code) if self.remember else None
+        if seat is not None:
+            try:
+                snap = await self._request(Resume(seq=0, code=code, token=seat["token"]))
+            except ServerError as exc:
+                if exc.code not in ("bad_token", "room_not_found"):
+                    raise
+                forget_seat(self.url, code)
+            else:
+                self.code = code.upper().replace("-", "").replace(" ", "")
+                self.model.token = seat["token"]
+                self.model.name = seat.get("name", name)
+                self.model.apply(snap)
+                self.model.status = "Welcome back: your seat was kept."
+                return snap
+        joined = await self._request(JoinRoom(seq=0, code=code, name=name, spectate=spectate))
+        assert isinstance(joined, Joined)
+        self._joined(joined, name)
+        return joined
+
+    def _joined(self, joined: Joined, name: str) -> None:
+        self.code = joined.room.code
+        self.model.name = name
+        self.model.apply(joined)
+        if self.remember:
+            save_seat(self.url, joined.room.code, joined.token, name)
+
+    # -- commands -----------------------------------------------------------------------------
+
+    async def _request(self, command: Command) -> Event:
+        assert self.conn is not None
+        return await self.conn.request(command)
+
+    async def command(self, command: Command) -> Event | None:
+        """Send a command; a refusal goes to the status line (None is returned)."""
+        try:
+            answer = await self._request(command)
+        except ServerError as exc:
+            self.model.status = exc.message
+            self.on_change()
+            return None
+        except (TimeoutError, Disconnected):
+            self.model.status = "Not connected: reconnecting..."
+            self.on_change()
+            return None
+        self.model.apply(answer)
+        self.on_change()
+        return answer
+
+    async def move(self, move: Move) -> Event | None:
+        return await self.command(MoveCmd(seq=0, move=to_wire(move)))
+
+    async def ready(self, ready: bool = True) -> None:
+        await self.command(Ready(seq=0, ready=ready))
+
+    async def start(self) -> None:
+        await self.command(Start(seq=0))
+
+    async def rematch(self) -> None:
+        await self.command(Rematch(seq=0))
+
+    async def update_settings(self, settings: Settings) -> None:
+        await self.command(UpdateSettings(seq=0, settings=settings))
+
+    async def leave(self) -> None:
+        if self.conn is not None and self.connected:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._request(Leave(seq=0)), 2)
+        if self.code is not None:
+            forget_seat(self.url, self.code)
+
+    # -- the event loop -------------------------------------------------------------------------
+
+    def start_events(self) -> None:
+        self._runner = asyncio.create_task(self.run())
+
+    async def run(self) -> None:
+        backoff = 0.5
+        while not self.stopped:
+            assert self.conn is not None
+            try:
+                event = await self.conn.next_event(timeout=None)
+            except Disconnected as exc:
+                self.connected = False
+                if (
+                    self.stopped
+                    or exc.code in FINAL_CLOSES
+                    or self.model.phase in ("kicked", "gone")
+                ):
+                    self.model.phase = "gone" if self.model.phase != "kicked" else "kicked"
+                    self.model.status = f"Disconnected: {exc.reason}"
+                    self.on_change()
+                    return
+                self.model.status = "Connection lost: reconnecting..."
+                self.on_change()
+                while not self.stopped:
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, 10.0)
+                    if await self._reconnect():
+                        backoff = 0.5
+                        break
+                continue
+            self.model.apply(event)
+            if self.model.needs_resync:
+                await self._resync()
+            self.on_change()
+
+    async def _reconnect(self) -> bool:
+        try:
+            await self.connect()
+            assert self.code is not None and self.model.token is not None
+            snap = await self._request(Resume(seq=0, code=self.code, token=self.model.token))
+        except ServerError as exc:
+            self.model.status = f"Could not take your seat back: {exc.message}"
+            self.model.phase = "gone"
+            self.stopped = True
+            self.on_change()
+            return True
+        except (TimeoutError, Disconnected, OSError):
+            self.model.status = "Still reconnecting..."
+            self.on_change()
+            return False
+        assert isinstance(snap, Snapshot)
+        self.model.apply(snap)
+        self.model.status = "Reconnected: your seat is back."
+        self.on_change()
+        return True
+
+    async def _resync(self) -> None:
+        if self.code is None or self.model.token is None:
+            return
+        with contextlib.suppress(ServerError, Disconnected, asyncio.TimeoutError):
+            snap = await self._request(Resume(seq=0, code=self.code, token=self.model.token))
+            self.model.apply(snap)
+
+    async def close(self) -> None:
+        self.stopped = True
+        if self._runner is not None:
+            self._runner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._runner
+        if self.conn is not None:
+            await self.conn.close()
