@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -65,8 +66,75 @@ def cmd_deal(args: argparse.Namespace) -> int:
     return 0
 
 
+def replay_race(path: Path, data: dict[str, object]) -> int:
+    """Check a race's public record: the commitment, and every player's moves from the deal."""
+    from pydantic import ValidationError
+
+    from protocol.fairness import commitment
+    from protocol.messages import RaceRecord
+    from protocol.record import GameRecord, ReplayError, replay
+
+    try:
+        race = RaceRecord.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise RecordError(f"not a race record: {where}: {first['msg']}") from exc
+    rv = race.reveal
+    config = GameConfig(rv.game, rv.options, rv.numbering)
+    problems = 0
+    if commitment(rv.game, config.options, rv.numbering, rv.number, rv.salt) != rv.commitment:
+        print(f"{path}: the commitment does not match the revealed deal", file=sys.stderr)
+        problems += 1
+    print(f"Race {race.race_id}: {config.title} #{rv.number}, {len(race.players)} players")
+    print("commitment: " + ("verified" if not problems else "MISMATCH"))
+    standing = {s.id: s for s in race.standings}
+    for player in race.players:
+        record = GameRecord(
+            game=rv.game,
+            options=dict(config.options),
+            numbering=rv.numbering,
+            number=rv.number,
+            moves=player.moves,
+        )
+        try:
+            state = replay(record)
+        except ReplayError as exc:
+            print(f"{path}: {player.name}: {exc}", file=sys.stderr)
+            problems += 1
+            continue
+        view = state.view()
+        same_board = (
+            view.tableau == player.board.tableau
+            and view.foundations == player.board.foundations
+            and view.stock == player.board.stock
+        )
+        st = standing.get(player.id)
+        same_score = st is None or st.score == state.score()
+        if not same_board or not same_score:
+            print(
+                f"{path}: {player.name}: the moves do not reach the recorded board and score",
+                file=sys.stderr,
+            )
+            problems += 1
+        rank = f"#{st.rank} " if st else ""
+        print(
+            f"  {rank}{player.name}: {len(player.moves)} moves, score {state.score()}, {st.status if st else ''}: {'ok' if same_board and same_score else 'MISMATCH'}"
+        )
+    return 1 if problems else 0
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
-    record = load(Path(args.file))
+    path = Path(args.file)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise RecordError(f"not JSON: {exc}") from exc
+    if isinstance(data, dict) and "race_id" in data:
+        return replay_race(path, data)
+    record = load(data)
     try:
         state = replay(record)
     except ReplayError as exc:
