@@ -1,0 +1,184 @@
+"""The terminal client: its plain model and keys, and the Textual app against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from textual.widgets import Static
+
+from client.app import Plan, RaceApp
+from client.model import Keys, RaceModel
+from client.net import Connection
+from protocol.config import GameConfig
+from protocol.game import new_game
+from protocol.messages import JoinRoom, MoveCmd, Ready, Settings, WireMove
+from protocol.moves import Kind, tableau
+
+from .server_helpers import running_server
+
+
+def model_with(game: str, number: int, **options: object) -> RaceModel:
+    model = RaceModel(name="me", phase="racing")
+    model.state = new_game(GameConfig(game, options), number)
+    return model
+
+
+def test_keys_pick_a_run_and_take_fewer() -> None:
+    model = model_with("spider", 1)
+    state = model.state
+    assert state is not None
+    # build a two-card run by hand on pile 1 (face-up 8H on 9H)
+    state.piles[0][-1] = 30  # 5H
+    state.piles[0].append(29)  # 4H
+    keys = Keys(model)
+    assert keys.press("1") is None and keys.source == 0
+    assert "5H 4H" in model.status
+    assert keys.press("1") is None and keys.count == 1
+    assert "Pile 1: 4H" in model.status
+    assert keys.press("1") is None and keys.count == 2  # wraps round to the whole run
+
+
+def test_illegal_move_is_explained_and_not_sent() -> None:
+    model = model_with("spider", 1)
+    keys = Keys(model)
+    # pile 1 tops 8H, pile 2 tops TH: 8H cannot go on TH
+    assert keys.press("1") is None
+    assert keys.press("2") is None
+    assert model.status.startswith("Not allowed:") and "TH" in model.status
+    assert not keys.pending and keys.source is None
+
+
+def test_a_move_is_never_sent_twice() -> None:
+    model = model_with("spider", 1)
+    keys = Keys(model)
+    legal = next(m for m in model.state.legal_moves() if m.kind == Kind.TABLEAU)  # type: ignore[union-attr]
+    move = keys.press("1234567890"[legal.src])
+    assert move is None
+    move = keys.press("1234567890"[legal.dst])
+    assert move is not None and move.kind == Kind.TABLEAU
+    assert keys.pending
+    assert keys.press("d") is None and "Waiting" in model.status
+    keys.answered()
+    assert keys.press("d") is not None
+
+
+def test_resign_needs_two_presses() -> None:
+    model = model_with("st-helena", 3)
+    keys = Keys(model)
+    assert keys.press("x") is None and "Resign?" in model.status
+    move = keys.press("x")
+    assert move is not None and move.kind == Kind.RESIGN
+
+
+async def wait_until(pilot: object, cond: Callable[[], bool], timeout: float = 8.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError("timed out waiting")
+        await pilot.pause(0.05)  # type: ignore[attr-defined]
+
+
+def text_of(app: RaceApp, selector: str) -> str:
+    return str(app.query_one(selector, Static).render())
+
+
+async def test_race_in_the_app_against_a_real_server() -> None:
+    async with running_server() as server:
+        app = RaceApp(
+            Plan(
+                action="host",
+                name="Ann",
+                url=server.url,
+                settings=Settings(game="spider", options={"suits": 1}),
+            )
+        )
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            app.session.remember = False  # type: ignore[union-attr]
+            code = app.model.room.code  # type: ignore[union-attr]
+            assert f"{code[:4]}-{code[4:]}" in text_of(app, "#board")
+            # Bob joins from a plain connection
+            bob = Connection(server.url)
+            await bob.open()
+            await bob.request(JoinRoom(seq=0, code=code.lower(), name="Bob"))
+            await wait_until(pilot, lambda: "Bob" in text_of(app, "#board"))
+            await pilot.press("r")
+            await bob.request(Ready(seq=0))
+            await wait_until(pilot, lambda: app.model.phase in ("countdown", "racing"))
+            await wait_until(pilot, lambda: app.model.phase == "racing")
+            assert "Stock 50" in text_of(app, "#board")
+            state = app.model.state
+            assert state is not None
+            # a legal move by keys
+            legal = next(m for m in state.legal_moves() if m.kind == Kind.TABLEAU)
+            await pilot.press("1234567890"[legal.src], "1234567890"[legal.dst])
+            await wait_until(pilot, lambda: state.moves == 1 and not app.keys.pending)
+            # an illegal one: a deal is fine, but a pile onto itself-like nonsense is refused locally
+            bad = next(
+                (s, d) for s in range(10) for d in range(10)
+                if s != d and state.check(tableau(s, d)) is not None
+            )  # fmt: skip
+            await pilot.press("1234567890"[bad[0]], "1234567890"[bad[1]])
+            assert "Not allowed" in app.model.status
+            assert state.moves == 1
+            # a deal
+            await pilot.press("d")
+            await wait_until(pilot, lambda: len(state.stock) == 40)
+            assert "Stock 40" in text_of(app, "#board")
+            # Bob's progress shows up live
+            await bob.request(MoveCmd(seq=0, move=WireMove(kind="deal")))
+            await wait_until(
+                pilot, lambda: any(p.name == "Bob" and p.moves == 1 for p in app.model.progress)
+            )
+            assert "Bob" in text_of(app, "#side")
+            # both resign: results, with the deal verified against every card Ann saw
+            await pilot.press("x", "x")
+            await bob.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
+            await wait_until(pilot, lambda: app.model.phase == "results")
+            results = text_of(app, "#board")
+            assert "Results" in results and "Ann" in results and "Bob" in results
+            assert app.model.verified is True
+            assert "deal verified" in results
+            await bob.close()
+            await pilot.press("q")
+
+
+async def test_app_reconnects_and_resumes() -> None:
+    async with running_server() as server:
+        app = RaceApp(
+            Plan(action="host", name="Ann", url=server.url, settings=Settings(game="st-helena"))
+        )
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            app.session.remember = False  # type: ignore[union-attr]
+            bob = Connection(server.url)
+            await bob.open()
+            await bob.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))  # type: ignore[union-attr]
+            await pilot.press("r")
+            await bob.request(Ready(seq=0))
+            await wait_until(pilot, lambda: app.model.phase == "racing")
+            state = app.model.state
+            assert state is not None
+            move = next(m for m in state.legal_moves() if m.kind in (Kind.TABLEAU, Kind.FOUNDATION))
+            key = "1234567890-="
+            await pilot.press(key[move.src], key[move.dst] if move.kind == Kind.TABLEAU else "f")
+            await wait_until(
+                pilot, lambda: app.model.state is not None and app.model.state.moves == 1
+            )
+            board_before = app.model.state.board()
+            # the server drops Ann's connection
+            ann = next(
+                c
+                for c, conn in server.hub.conns.items()
+                if conn.member and conn.member.name == "Ann"
+            )
+            ws = server.sockets[ann]
+            await ws.close(1011, "test drop")
+            await wait_until(pilot, lambda: "Reconnected" in app.model.status, timeout=10)
+            assert app.model.phase == "racing"
+            assert app.model.state is not None and app.model.state.board() == board_before
+            members = {m.name: m.connected for m in app.model.room.members}  # type: ignore[union-attr]
+            assert members["Ann"] is True
+            await bob.close()
