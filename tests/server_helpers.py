@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable
+import contextlib
+import itertools
+import re
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from client.net import Connection
+import msgpack
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed
+
+from client.net import Connection, Disconnected
 from protocol import cards
 from protocol.codec import decode
+from protocol.fairness import Witness
+from protocol.game import GameState
 from protocol.messages import (
+    PROTOCOL_VERSION,
     CreateRoom,
     Joined,
     JoinRoom,
@@ -19,10 +30,14 @@ from protocol.messages import (
     RaceStart,
     Ready,
     Settings,
+    Snapshot,
     WireMove,
 )
+from protocol.moves import Kind, Move, Placed
 from server.app import RaceServer
+from server.hub import Room
 from server.limits import Limits
+from server.race import KINDS, to_wire
 from server.store import Store
 
 
@@ -120,3 +135,191 @@ def hidden_names(state: Any) -> set[str]:
         state.stock
     )
     return {cards.name(c) for c in hidden}
+
+
+# -- more helpers for the server suite --------------------------------------------------------
+
+CARD_RE = re.compile(r"^[A23456789TJQK][CSHD]$")
+CARD_IN_TEXT = re.compile(r"\b[A23456789TJQK][CSHD]\b")
+
+
+def room_of(server: RaceServer, code: str) -> Room:
+    return server.hub.rooms[code]
+
+
+def seat_state(server: RaceServer, code: str, member_id: int) -> GameState:
+    """The server's own copy of a seat's board (hidden cards included): tests choose moves with it."""
+    race = room_of(server, code).race
+    assert race is not None
+    return race.seats[member_id].state
+
+
+def pick_move(state: GameState, *, prefer: str = "score") -> WireMove:
+    """A legal move: the one that raises the score most (``prefer="score"``), or a move that
+    shows no card (``prefer="quiet"``, for undo tests); deals and redeals only as a last resort."""
+    moves = state.legal_moves()
+    assert moves, "no legal move left"
+    plain = [m for m in moves if m.kind not in (Kind.DEAL, Kind.REDEAL)] or moves
+
+    def gain(m: Move) -> int:
+        copy = state.copy()
+        change = copy.apply(m)
+        if prefer == "quiet":
+            return -len(change.shown)
+        return copy.score() * 10 + len(change.shown)
+
+    return to_wire(max(plain, key=gain))
+
+
+async def play(
+    conn: Connection, server: RaceServer, code: str, member_id: int, n: int, prefer: str = "score"
+) -> list[Moved]:
+    """``n`` legal moves for a seat, each acknowledged."""
+    answers = []
+    for _ in range(n):
+        wire = pick_move(seat_state(server, code, member_id), prefer=prefer)
+        answers.append(await move(conn, wire.kind, wire.src, wire.dst, wire.count))
+    return answers
+
+
+async def wait_until(
+    conn: Connection, kind: type[Any], check: Callable[[Any], bool], timeout: float = 5
+) -> Any:
+    """The next event of type ``kind`` that passes ``check`` (others are dropped)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while True:
+        event = await conn.wait_for(kind, max(0.01, end - loop.time()))
+        if check(event):
+            return event
+
+
+async def closed_code(conn: Connection, timeout: float = 5) -> int | None:
+    """Wait for the server to close ``conn``; the close code it sent."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while True:
+        try:
+            await conn.next_event(max(0.01, end - loop.time()))
+        except Disconnected as gone:
+            return gone.code
+
+
+def continue_seq(conn: Connection, after: int) -> None:
+    """Number the next commands of ``conn`` from ``after + 1`` (a seat's numbers go on after a resume)."""
+    conn._seq = itertools.count(after + 1)
+
+
+# -- raw websocket clients: frames as they are --------------------------------------------------
+
+
+def pack(message: dict[str, Any]) -> bytes:
+    return msgpack.packb(message, use_bin_type=True)
+
+
+async def raw_recv(ws: ClientConnection, timeout: float = 5) -> dict[str, Any]:
+    frame = await asyncio.wait_for(ws.recv(), timeout)
+    assert isinstance(frame, bytes), "the server sends binary frames only"
+    data = msgpack.unpackb(frame, raw=False)
+    assert isinstance(data, dict)
+    decode(frame)  # every server frame is a valid protocol message
+    return data
+
+
+async def raw_close_code(ws: ClientConnection, timeout: float = 5) -> int | None:
+    """Read until the server closes; the close code it sent."""
+    try:
+        while True:
+            await asyncio.wait_for(ws.recv(), timeout)
+    except ConnectionClosed as exc:
+        return exc.rcvd.code if exc.rcvd else None
+
+
+@asynccontextmanager
+async def raw_client(url: str, hello: bool = True) -> AsyncIterator[ClientConnection]:
+    async with ws_connect(url, max_size=None) as ws:
+        if hello:
+            await ws.send(pack({"type": "hello", "seq": 0, "version": PROTOCOL_VERSION}))
+            assert (await raw_recv(ws))["type"] == "welcome"
+        yield ws
+
+
+# -- HTTP on the same port ---------------------------------------------------------------------
+
+
+async def http_get(server: RaceServer, path: str) -> tuple[int, dict[str, str], bytes]:
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    try:
+        writer.write(
+            f"GET {path} HTTP/1.1\r\nHost: {server.host}:{server.port}\r\n"
+            "Connection: close\r\n\r\n".encode()
+        )
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        headers = {}
+        for line in lines[1:]:
+            if ":" in line:
+                k, v = line.split(":", 1)
+                headers[k.strip().lower()] = v.strip()
+        length = int(headers.get("content-length", "0"))
+        body = await asyncio.wait_for(reader.readexactly(length), 5)
+        return status, headers, body
+    finally:
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
+
+
+# -- frame scans for the fairness tests ---------------------------------------------------------
+
+
+def leaves(value: Any) -> Iterator[Any]:
+    """Every scalar in a decoded msgpack message (map keys included)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from leaves(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from leaves(v)
+    else:
+        yield value
+
+
+def cards_in(frame: bytes) -> set[str]:
+    """Every card name in a frame: as a value of its own, or a word in a message."""
+    found = set()
+    for leaf in leaves(msgpack.unpackb(frame, raw=False)):
+        if isinstance(leaf, str):
+            if CARD_RE.match(leaf):
+                found.add(leaf)
+            else:
+                found.update(CARD_IN_TEXT.findall(leaf))
+    return found
+
+
+def mentions(frame: bytes, number: int, salt: str) -> bool:
+    """Whether a frame holds the deal number or the salt in any form."""
+    text = str(number)
+    if text.encode() in frame or salt.encode() in frame:
+        return True
+    if number < 2**64 and number.to_bytes(8, "big") in frame:
+        return True
+    for leaf in leaves(msgpack.unpackb(frame, raw=False)):
+        if isinstance(leaf, int) and not isinstance(leaf, bool) and leaf == number:
+            return True
+        if isinstance(leaf, str) and (text in leaf or salt in leaf):
+            return True
+    return False
+
+
+def witness_of(start: RaceStart | Snapshot, answers: Iterable[Moved]) -> Witness:
+    """What a player was shown, for :func:`protocol.fairness.verify`."""
+    assert start.board is not None
+    w = Witness(start=start.board)
+    for m in answers:
+        played = Move(KINDS[m.move.kind], m.move.src, m.move.dst, m.move.count)
+        w.saw(played, [Placed(s.pile, s.index, cards.parse(s.card)) for s in m.shown])
+    return w

@@ -96,7 +96,6 @@ async def test_race_in_the_app_against_a_real_server() -> None:
         )
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_until(pilot, lambda: app.model.room is not None)
-            app.session.remember = False  # type: ignore[union-attr]
             code = app.model.room.code  # type: ignore[union-attr]
             assert f"{code[:4]}-{code[4:]}" in text_of(app, "#board")
             # Bob joins from a plain connection
@@ -152,7 +151,6 @@ async def test_app_reconnects_and_resumes() -> None:
         )
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_until(pilot, lambda: app.model.room is not None)
-            app.session.remember = False  # type: ignore[union-attr]
             bob = Connection(server.url)
             await bob.open()
             await bob.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))  # type: ignore[union-attr]
