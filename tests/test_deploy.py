@@ -1,0 +1,103 @@
+"""deploy/: the compose file, the nginx site and the systemd unit are checked without Docker."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+
+
+def test_compose_file_parses_and_wires_the_server_behind_nginx() -> None:
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    server, nginx = services["patience-race"], services["nginx"]
+    assert server["build"]["dockerfile"] == "deploy/Dockerfile"
+    assert (DEPLOY / server["build"]["context"] / server["build"]["dockerfile"]).is_file()
+    assert any(v.startswith("data:/data") for v in server["volumes"])
+    assert "ports" not in server, "the server is reached through nginx only"
+    assert nginx["depends_on"]["patience-race"]["condition"] == "service_healthy"
+    assert "443:443" in nginx["ports"]
+    for volume in nginx["volumes"]:
+        source = volume.split(":")[0]
+        if source.startswith("./nginx"):
+            assert (DEPLOY / source).is_file(), source
+    grace = server["stop_grace_period"]
+    assert grace.endswith("s") and int(grace[:-1]) >= 10
+
+
+def test_dockerfile_runs_as_a_user_with_exec_form_and_a_health_check() -> None:
+    text = (DEPLOY / "Dockerfile").read_text()
+    lines = [line.strip() for line in text.splitlines()]
+    user = [line for line in lines if line.startswith("USER ")]
+    assert user and user[-1] != "USER root"
+    entry = [line for line in lines if line.startswith("ENTRYPOINT")]
+    assert entry == ['ENTRYPOINT ["patience-race-server"]'], "exec form, so SIGTERM reaches the server"
+    assert any(line.startswith("HEALTHCHECK") for line in lines) and "/healthz" in text
+    assert 'VOLUME ["/data"]' in lines
+
+
+def test_nginx_accepts_the_site(tmp_path: Path) -> None:
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    if nginx is None:
+        pytest.skip("nginx is not installed (.ci/run installs it from Debian's packages when it can)")
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed: no certificate to test the TLS site with")
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+         "-keyout", str(certs / "privkey.pem"), "-out", str(certs / "fullchain.pem")],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    # The site as shipped, with its absolute paths pointed into the test folder.
+    site = (DEPLOY / "nginx" / "patience-race.conf").read_text()
+    site = site.replace("/etc/nginx/certs/", f"{certs}/")
+    site = site.replace("/etc/nginx/patience-race-upstream.conf", str(DEPLOY / "nginx" / "upstream-local.conf"))
+    (tmp_path / "site.conf").write_text(site)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "nginx.conf").write_text(
+        f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/logs/error.log;\nevents {{}}\n"
+        f"http {{\n access_log off;\n include {tmp_path}/site.conf;\n}}\n"
+    )
+    result = subprocess.run([nginx, "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "syntax is ok" in result.stderr
+
+
+def test_nginx_site_proxies_websockets_correctly() -> None:
+    site = (DEPLOY / "nginx" / "patience-race.conf").read_text()
+    assert "proxy_set_header Upgrade $http_upgrade;" in site
+    assert "proxy_set_header Connection $connection_upgrade;" in site
+    assert "proxy_http_version 1.1;" in site
+    assert "proxy_set_header X-Forwarded-For $remote_addr;" in site, "overwrite, not $proxy_add_x_forwarded_for"
+    timeout = int(site.split("proxy_read_timeout", 1)[1].split("s;", 1)[0])
+    assert timeout > 40, "longer than the server's ping interval and timeout"
+
+
+def test_systemd_unit_verifies(tmp_path: Path) -> None:
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed")
+    unit = (DEPLOY / "systemd" / "patience-race.service").read_text()
+    assert "ExecStart=/opt/patience-race/.venv/bin/patience-race-server" in unit
+    assert "KillSignal=SIGTERM" in unit and "Restart=on-failure" in unit
+    # the unit names the install path of docs/operations.md; point it at this checkout's server
+    server = Path(sys.executable).parent / "patience-race-server"
+    assert server.exists()
+    (tmp_path / "patience-race.service").write_text(
+        unit.replace("/opt/patience-race/.venv/bin/patience-race-server", str(server))
+    )
+    result = subprocess.run([analyze, "verify", str(tmp_path / "patience-race.service")], capture_output=True, text=True, env={**os.environ, "SYSTEMD_LOG_LEVEL": "warning"})
+    problems = [
+        line for line in (result.stdout + result.stderr).splitlines()
+        if "patience-race.service" in line
+    ]  # fmt: skip
+    assert result.returncode == 0 and not problems, result.stdout + result.stderr
