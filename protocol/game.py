@@ -152,11 +152,13 @@ class GameState(ABC):
 
     @property
     def can_undo(self) -> bool:
-        return bool(self._history) and not self.resigned
+        return bool(self._history) and not self.resigned and not self.won
 
     def _undo(self) -> Change:
         if self.resigned:
             raise IllegalMove("you have resigned: the game is over")
+        if self.won:
+            raise IllegalMove("the game is won: it stays won")
         if not self._history:
             raise IllegalMove(
                 "nothing to undo: moves before the last card turned, deal or redeal stand"
@@ -189,8 +191,8 @@ class GameState(ABC):
 
     @property
     def stuck(self) -> bool:
-        """Not won, and no legal move (deals and redeals included) is left."""
-        return not self.won and not self.has_move()
+        """Not won, not resigned, and no legal move (deals and redeals included) is left."""
+        return not self.resigned and not self.won and not self.has_move()
 
     @property
     def over(self) -> bool:

@@ -222,7 +222,9 @@ class HelenaState(GameState):
             change.dealt.append(Placed(k % PILES, len(pile) - 1, card))
             k += 1
         self.stock_dealt = True
-        return self._done(change)
+        # A stock deal is final even when refills emptied the stock first and it dealt nothing.
+        self._history.clear()
+        return change
 
     def _redeal(self) -> Change:
         if not self.stock_dealt:
@@ -249,21 +251,46 @@ class HelenaState(GameState):
         if self.resigned or self.won:
             return out
         piles = self.piles
+        same_suit = self.config.option("build") == "suit"
+        if self.is_louis:
+            spaces = not self.stock_dealt and bool(self.stock)
+        else:
+            spaces = self.config.option("spaces") == "any"
+        # the cards each foundation takes next, and the piles each top card may go on
+        wanted: dict[Card, list[int]] = {}
+        for f, fnd in enumerate(self.foundations):
+            if len(fnd) < FOUNDATION_SIZE:
+                top = fnd[-1]
+                nxt = top - 1 if f < 4 else top + 1
+                if (f < 4 and top % 13 != 0) or (f >= 4 and top % 13 != 12):
+                    wanted.setdefault(nxt, []).append(f)
+        tops = [(d, p[-1]) for d, p in enumerate(piles) if p]
+        empties = [d for d, p in enumerate(piles) if not p] if spaces else []
+        first = self.first_deal
         for s in range(PILES):
             src = piles[s]
             if not src:
                 continue
             card = src[-1]
-            for f in self._allowed_foundations(s):
-                if self._fits_foundation(card, f):
-                    out.append(Move(Kind.FOUNDATION, s, f, 1))
-                    if first_only:
-                        return out
-            for d in range(PILES):
-                if d != s and self._build_problem(card, d) is None:
+            for f in wanted.get(card, ()):
+                if first and ((s < 4 and f >= 4) or (6 <= s < 10 and f < 4)):
+                    continue
+                out.append(Move(Kind.FOUNDATION, s, f, 1))
+                if first_only:
+                    return out
+            rank = card % 13
+            for d, top in tops:
+                if d == s:
+                    continue
+                diff = rank - top % 13
+                if (diff == 1 or diff == -1) and (not same_suit or card // 13 == top // 13):
                     out.append(Move(Kind.TABLEAU, s, d, 1))
                     if first_only:
                         return out
+            for d in empties:
+                out.append(Move(Kind.TABLEAU, s, d, 1))
+                if first_only:
+                    return out
         if not self.stock_dealt:
             out.append(Move(Kind.DEAL))
         elif self._redeals_left:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import pairwise
 from pathlib import Path
 
 from protocol import cards
@@ -157,7 +158,7 @@ def _pairs(state: GameState) -> int:
     return sum(
         1
         for up in _face_up_names(state)
-        for upper, lower in zip(up, up[1:], strict=False)
+        for upper, lower in pairwise(up)
         if _on_next_higher(lower, upper)
     )
 

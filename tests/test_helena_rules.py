@@ -10,6 +10,7 @@ import pytest
 
 from protocol import cards
 from protocol.config import ConfigError, GameConfig
+from protocol.deals import pysolfc_order
 from protocol.game import new_game
 from protocol.helena import HelenaState
 from protocol.moves import DEAL, REDEAL, RESIGN, UNDO, IllegalMove, Kind, Move, Placed
@@ -18,7 +19,6 @@ from tests.rules_helpers import (
     SUITS,
     VECTORS,
     all_names,
-    base_foundations,
     c,
     face_up,
     full_deck,
@@ -89,7 +89,7 @@ def test_st_helena_layout(number):
     state = new_game(GameConfig("st-helena"), number)
     assert [len(p) for p in state.piles] == [8] * 12
     assert state.down == [0] * 12 and state.stock == []
-    assert [names(f) for f in state.foundations] == "KC KS KH KD AC AS AH AD".split()
+    assert [names(f) for f in state.foundations] == ["KC", "KS", "KH", "KD", "AC", "AS", "AH", "AD"]
     assert all_names(state) == full_deck()
     # every card is face up and visible
     assert view_cards(state) == full_deck()
@@ -102,12 +102,27 @@ def test_louis_layout(number):
     state = new_game(GameConfig("louis"), number)
     assert [len(p) for p in state.piles] == [1] * 12
     assert state.down == [0] * 12 and len(state.stock) == 84
-    assert [names(f) for f in state.foundations] == "KC KS KH KD AC AS AH AD".split()
+    assert [names(f) for f in state.foundations] == ["KC", "KS", "KH", "KD", "AC", "AS", "AH", "AD"]
     assert all_names(state) == full_deck()
     v = state.view()
     assert v.stock == 84 and v.deals_left == 1 and v.redeals_left == 2 and not v.first_deal
     assert view_cards(state) == face_up(state)
     assert sum(view_cards(state).values()) == 20
+
+
+@pytest.mark.parametrize("game", ["st-helena", "louis"])
+@pytest.mark.parametrize("number", [1, 31999, 32000, 10**19])
+def test_base_cards_are_the_first_decks_kings_and_aces(game, number):
+    order = pysolfc_order(number)  # card ids, deck*52 + code, first dealt first
+    base = [i for i in order if i < 52 and cards.rank(i) in (1, 13)]
+    assert sorted(base) == [0, 12, 13, 25, 26, 38, 39, 51]
+    rest = [i % 52 for i in order if i not in base]  # the second deck's kings and aces stay
+    state = new_game(GameConfig(game), number)
+    if game == "st-helena":
+        assert state.piles == [rest[k::12] for k in range(12)]  # round robin, piles 1..12
+    else:
+        assert state.piles == [[x] for x in rest[:12]]
+        assert state.stock == list(reversed(rest[12:]))
 
 
 @pytest.mark.parametrize("game", ["st-helena", "louis"])
@@ -259,8 +274,8 @@ def test_foundation_direction_and_skips(game):
     legal(state, F(2, 0))  # now the jack fits
     legal(state, F(0, 4))
     legal(state, F(3, 4))
-    assert [names(f) for f in state.foundations][0] == "KC QC JC"
-    assert [names(f) for f in state.foundations][4] == "AC 2C 3C"
+    assert names(state.foundations[0]) == "KC QC JC"
+    assert names(state.foundations[4]) == "AC 2C 3C"
 
 
 def test_full_foundations_take_nothing_and_never_wrap(game):
@@ -498,7 +513,9 @@ def test_louis_deal_puts_the_whole_stock_round_robin_from_pile_1():
     assert state.deals_left == 1 and DEAL in state.legal_moves()
     change = legal(state, DEAL)
     dealt = stock.split()
-    assert change.dealt == [Placed(k % 12, 1 + k // 12, cards.parse(n)) for k, n in enumerate(dealt)]
+    assert change.dealt == [
+        Placed(k % 12, 1 + k // 12, cards.parse(n)) for k, n in enumerate(dealt)
+    ]
     assert pile_names(state)[:3] == ["5D 2H 3S", "9C 3H 4S", "7S 4H"]
     assert state.stock == [] and state.deals_left == 0
     # that deal is not a redeal

@@ -15,7 +15,7 @@ from protocol.config import GameConfig
 from protocol.game import new_game
 from protocol.moves import DEAL, REDEAL, RESIGN, UNDO, IllegalMove, Kind, Move
 from protocol.notation import NotationError, format_move, parse_move
-from protocol.record import GameRecord, RecordError, Recorder, ReplayError, Result, load, replay
+from protocol.record import GameRecord, Recorder, RecordError, ReplayError, Result, load, replay
 from tests.rules_helpers import RANKS, SUITS, helena, spider, suit_run
 
 # -- cards ----------------------------------------------------------------------------------------

@@ -182,7 +182,7 @@ def test_cards_scores_and_outcome(start, data):
             assert 0 <= state.score() <= 96 and state.score() == helena_score(state)
             assert state.score2() is None
         assert state.won == independently_won(state)
-        assert state.stuck == (not state.won and not state.legal_moves())
+        assert state.stuck == (not state.won and not state.resigned and not state.legal_moves())
         # what became visible is face up where the change says
         for placed in change.shown:
             assert placed.index >= state.down[placed.pile]
@@ -206,6 +206,8 @@ def test_undo_restores_the_exact_earlier_state(start, data):
             undoable.clear()  # a card shown, a deal or a redeal: nothing before it comes back
         else:
             undoable.append(before.board())
+        if state.won:
+            undoable.clear()  # a win is final: nothing before it comes back
         assert state.can_undo == bool(undoable)
         assert state.view().can_undo == bool(undoable)
     if not undoable:

@@ -293,6 +293,7 @@ EMPTY_PILE_CASES = {
     "not in sequence": ("9S 7S 6S", (False, False, False)),
     "ascending": ("7S 8S 9S", (False, False, False)),
     "face-down card": ("5D | 9S 8S 7S", (False, False, False)),
+    "face-down card in sequence": ("TS | 9S 8S 7S", (False, False, False)),
 }
 
 
@@ -415,6 +416,9 @@ def test_winning_move():
     assert not state.won
     legal(state, T(1, 0))
     assert state.won  # the suit stands alone as a whole pile
+    # a win is final: the winning move cannot be taken back
+    assert not state.can_undo and not state.view().can_undo
+    assert "won" in illegal(state, UNDO)
     state = spider("| " + suit_run("S"), "| 5D", foundations=list("CHDCSHD"))
     assert not state.won
 
@@ -438,6 +442,13 @@ def test_stuck():
     state = spider(*["5D | AC"] * 10)
     assert state.legal_moves() == [] and state.stuck and state.view().stuck
     assert not state.won
+
+
+def test_a_resigned_player_is_not_stuck():
+    state = spider(*["5D | AC"] * 9, "5D | 2C")
+    assert not state.stuck
+    state.apply(RESIGN)
+    assert state.resigned and not state.stuck and not state.view().stuck
     # a deal left: not stuck
     assert not spider(*["5D | AC"] * 10, stock="2H " * 10).stuck
     # a pointless move left: not stuck
@@ -514,7 +525,9 @@ def test_no_undo_past_a_deal():
 def test_view_holds_only_face_up_cards(board):
     v = board.view()
     assert view_cards(board) == face_up(board)
-    assert view_cards(board) == Counter(["8H", "7H", "6H", "9S", "9H", "7C", "KS", "AC", "8S", "7H", "6H", "QD", "4C"])
+    assert view_cards(board) == Counter(
+        ["8H", "7H", "6H", "9S", "9H", "7C", "KS", "AC", "8S", "7H", "6H", "QD", "4C"]
+    )
     assert [pv.hidden for pv in v.tableau] == [2, 0, 0, 0, 0, 1, 0, 0, 0, 1]
     assert v.stock == 10 and v.deals_left == 1
     text = v.model_dump_json()
