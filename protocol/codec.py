@@ -22,8 +22,15 @@ class DecodeError(ValueError):
         self.message = message
 
 
+def _too_big(value: object) -> object:
+    """msgpack integers hold 64 bits; a deal number reaches 10**20: send it as its decimal string."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
 def encode(message: Command | Event) -> bytes:
-    return msgpack.packb(message.model_dump(mode="python"), use_bin_type=True)
+    return msgpack.packb(message.model_dump(mode="python"), use_bin_type=True, default=_too_big)
 
 
 def decode(frame: bytes | str) -> Command | Event:

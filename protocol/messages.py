@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    WithJsonSchema,
+)
 
 from .view import BoardView, CardName
 
@@ -23,6 +31,27 @@ Name = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 RoomCode = Annotated[str, StringConstraints(min_length=4, max_length=16)]
 Token = Annotated[str, StringConstraints(min_length=16, max_length=128)]
 PileIndex = Annotated[int, Field(ge=-1, le=15)]
+
+
+def _decimal(value: object) -> object:
+    """A deal number sent as a decimal string (msgpack integers stop at 2**64) read as an int."""
+    if isinstance(value, str) and 0 < len(value) <= 24 and value.isascii() and value.isdigit():
+        return int(value)
+    return value
+
+
+DealNumber = Annotated[
+    int,
+    BeforeValidator(_decimal),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "integer"}, {"type": "string", "pattern": "^[0-9]{1,21}$"}],
+            "description": "a deal number; one past 2**64 - 1 is sent as its decimal string",
+        }
+    ),
+]
+"""Deal numbers reach 10**20, beyond msgpack's 64-bit integers: the codec sends one that does
+not fit as its decimal string, and every reader takes either form."""
 
 GameId = Literal["spider", "st-helena", "louis"]
 Mode = Literal["first", "score"]
@@ -81,7 +110,7 @@ class Settings(Model):
     undo: UndoPolicy = "safe"
     seats: Annotated[int, Field(ge=2, le=16)] = 8
     private: bool = False
-    deal_number: Annotated[int, Field(ge=0, le=10**20)] | None = None
+    deal_number: Annotated[DealNumber, Field(ge=0, le=10**20)] | None = None
     """A fixed deal (for a known deal or a club night); None draws a secret random one."""
 
 
@@ -186,7 +215,7 @@ class Reveal(Model):
     game: GameId
     options: dict[str, int | str]
     numbering: Literal["pysolfc", "xpat2"]
-    number: int
+    number: DealNumber
     salt: str
     commitment: str
 

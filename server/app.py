@@ -50,6 +50,8 @@ class RaceServer:
         self.server: Server | None = None
         self._ticker: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
+        self._doomed: set[int] = set()
+        """Connections the hub closed: frames still arriving on them are not handled."""
         self.close_codes: dict[int, int] = {}
         self.started = time.monotonic()
 
@@ -111,6 +113,8 @@ class RaceServer:
         self.sockets[cid] = ws
         try:
             async for frame in ws:
+                if cid in self._doomed:
+                    continue  # closing: what was sent after the close decision is dropped
                 now = time.monotonic()
                 try:
                     message = decode(frame)
@@ -131,16 +135,23 @@ class RaceServer:
                         },
                     )
                     out = self.hub.bad_input(
-                        cid, "bad_message", "the server could not handle that message"
+                        cid,
+                        "bad_message",
+                        "the server could not handle that message",
+                        getattr(message, "seq", None),
                     )
                 self._dispatch(out)
         except ConnectionClosed:
             pass
         finally:
             self.sockets.pop(cid, None)
+            self._doomed.discard(cid)
             self._dispatch(self.hub.disconnect(cid, time.monotonic()))
-            code = ws.close_code if ws.close_code is not None else 1006
-            self._count_close(code)
+            # the code this server sent (1009, 4400...; the client's own, echoed, if it closed
+            # first): a connection the server fails has no closing handshake to read it from
+            sent = ws.protocol.close_sent
+            code = sent.code if sent is not None else ws.close_code
+            self._count_close(int(code) if code is not None else 1006)
 
     def _count_close(self, code: int) -> None:
         self.close_codes[code] = self.close_codes.get(code, 0) + 1
@@ -160,7 +171,8 @@ class RaceServer:
                 broadcast(targets, encode(event))
         for close in out.closes:
             ws = self.sockets.get(close.conn)
-            if ws is not None:
+            if ws is not None and close.conn not in self._doomed:
+                self._doomed.add(close.conn)
                 task = asyncio.create_task(ws.close(close.code, close.reason))
                 self._closing.add(task)
                 task.add_done_callback(self._closing.discard)

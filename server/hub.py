@@ -334,15 +334,16 @@ class Hub:
             self._room_update(room, out)
         return out
 
-    def bad_input(self, cid: int, code: str, message: str) -> Outbox:
-        """A frame that could not be read: an error, and the connection closed if it goes on."""
+    def bad_input(self, cid: int, code: str, message: str, seq: int | None = None) -> Outbox:
+        """A frame that could not be read (``seq`` None), or a message refused before it is
+        handled: an error, and the connection closed if it goes on."""
         out = Outbox()
         conn = self.conns.get(cid)
         if conn is None:
             return out
         conn.bad += 1
         self.count(f"bad_input_{code}")
-        out.send(cid, Error(seq=None, code=code, message=message))  # type: ignore[arg-type]
+        out.send(cid, Error(seq=seq, code=code, message=message))  # type: ignore[arg-type]
         if conn.bad >= self.limits.max_bad:
             out.close(cid, CLOSE_BAD_INPUT, "too many bad messages")
         return out
@@ -370,7 +371,9 @@ class Hub:
                 cid, "unknown_type", f"{cmd.type} is a server event, not a command"
             )  # type: ignore[attr-defined]
         if not conn.hello and not isinstance(cmd, Hello):
-            return self.bad_input(cid, "hello_first", "say hello first, with your protocol version")
+            return self.bad_input(
+                cid, "hello_first", "say hello first, with your protocol version", cmd.seq
+            )
         cache = conn.member.seqs if conn.member else conn.seqs
         again = cache.get(cmd.seq)
         if again is not None:
@@ -396,6 +399,11 @@ class Hub:
             out.reply(cid, Error(seq=cmd.seq, code=exc.code, message=exc.message))  # type: ignore[arg-type]
             self.count(f"rejected_{exc.code}")
         cache.put(cmd.seq, out.replies)
+        if isinstance(cmd, CreateRoom | JoinRoom) and conn.member is not None:
+            # a new seat: its numbers go on from this connection's, so that a create or join
+            # sent again (its answer lost) is answered again rather than refused
+            for seq, answers in cache.answers.items():
+                conn.member.seqs.put(seq, answers)
         return out
 
     def _hello(self, conn: Conn, cmd: Hello, now: float, out: Outbox) -> None:
@@ -644,8 +652,10 @@ class Hub:
         room, member = self._membership(conn)
         race = room.race
         if race is None or room.state not in ("countdown", "racing"):
+            self.count("moves_race_not_running")
             raise CommandError("race_not_running", "there is no race running in this room")
         if member.role != "player" or member.id not in race.seats:
+            self.count("moves_not_a_player")
             raise CommandError("not_a_player", "you are watching this race, not playing in it")
         try:
             result = race.move(member.id, cmd.move, now)
@@ -873,7 +883,7 @@ class Hub:
                 conn.id,
                 Notice(
                     code="shutdown",
-                    message="the server is restarting: your seat is kept, come back shortly",
+                    message="the server is restarting: come back in a few seconds (a race in progress cannot go on; finished races are kept)",
                     retry_ms=retry_ms,
                 ),
             )

@@ -75,8 +75,8 @@ class Recorder(Connection):
         assert self.ws is not None
         original = self.ws.recv_messages.get  # keep the frames as they arrive
 
-        def tap(*a: Any, **k: Any) -> Any:
-            frame = original(*a, **k)
+        async def tap(*a: Any, **k: Any) -> Any:
+            frame = await original(*a, **k)
             if isinstance(frame, bytes):
                 self.frames.append(frame)
             return frame
@@ -134,7 +134,9 @@ def hidden_names(state: Any) -> set[str]:
     hidden = [c for p, d in zip(state.piles, state.down, strict=True) for c in p[:d]] + list(
         state.stock
     )
-    return {cards.name(c) for c in hidden}
+    shown = [c for p, d in zip(state.piles, state.down, strict=True) for c in p[d:]]
+    shown += [c for f in state.foundations for c in f]
+    return {cards.name(c) for c in hidden} - {cards.name(c) for c in shown}
 
 
 # -- more helpers for the server suite --------------------------------------------------------
@@ -154,12 +156,15 @@ def seat_state(server: RaceServer, code: str, member_id: int) -> GameState:
     return race.seats[member_id].state
 
 
-def pick_move(state: GameState, *, prefer: str = "score") -> WireMove:
+def pick_move(state: GameState, *, prefer: str = "score", deals: bool = True) -> WireMove | None:
     """A legal move: the one that raises the score most (``prefer="score"``), or a move that
-    shows no card (``prefer="quiet"``, for undo tests); deals and redeals only as a last resort."""
+    shows no card (``prefer="quiet"``, for undo tests); deals and redeals only as a last resort
+    (never with ``deals=False``: None when nothing else is left)."""
     moves = state.legal_moves()
     assert moves, "no legal move left"
-    plain = [m for m in moves if m.kind not in (Kind.DEAL, Kind.REDEAL)] or moves
+    plain = [m for m in moves if m.kind not in (Kind.DEAL, Kind.REDEAL)]
+    if not plain and not deals:
+        return None
 
     def gain(m: Move) -> int:
         copy = state.copy()
@@ -168,16 +173,25 @@ def pick_move(state: GameState, *, prefer: str = "score") -> WireMove:
             return -len(change.shown)
         return copy.score() * 10 + len(change.shown)
 
-    return to_wire(max(plain, key=gain))
+    return to_wire(max(plain or moves, key=gain))
 
 
 async def play(
-    conn: Connection, server: RaceServer, code: str, member_id: int, n: int, prefer: str = "score"
+    conn: Connection,
+    server: RaceServer,
+    code: str,
+    member_id: int,
+    n: int,
+    prefer: str = "score",
+    deals: bool = True,
 ) -> list[Moved]:
-    """``n`` legal moves for a seat, each acknowledged."""
+    """Up to ``n`` legal moves for a seat, each acknowledged (fewer if ``deals`` is False and
+    only a deal or redeal is left)."""
     answers = []
     for _ in range(n):
-        wire = pick_move(seat_state(server, code, member_id), prefer=prefer)
+        wire = pick_move(seat_state(server, code, member_id), prefer=prefer, deals=deals)
+        if wire is None:
+            break
         answers.append(await move(conn, wire.kind, wire.src, wire.dst, wire.count))
     return answers
 
@@ -206,8 +220,9 @@ async def closed_code(conn: Connection, timeout: float = 5) -> int | None:
 
 
 def continue_seq(conn: Connection, after: int) -> None:
-    """Number the next commands of ``conn`` from ``after + 1`` (a seat's numbers go on after a resume)."""
-    conn._seq = itertools.count(after + 1)
+    """Number the next commands of ``conn`` above ``after`` (a seat's numbers go on after a
+    resume, whatever the connection would have used next)."""
+    conn._seq = itertools.count(max(conn.next_seq(), after + 1))
 
 
 # -- raw websocket clients: frames as they are --------------------------------------------------
@@ -300,17 +315,17 @@ def cards_in(frame: bytes) -> set[str]:
     return found
 
 
-def mentions(frame: bytes, number: int, salt: str) -> bool:
-    """Whether a frame holds the deal number or the salt in any form."""
+def mentions(frame: bytes, number: int, salt: str | None = None) -> bool:
+    """Whether a frame holds the deal number (or the salt) in any form."""
     text = str(number)
-    if text.encode() in frame or salt.encode() in frame:
+    if text.encode() in frame or (salt and salt.encode() in frame):
         return True
     if number < 2**64 and number.to_bytes(8, "big") in frame:
         return True
     for leaf in leaves(msgpack.unpackb(frame, raw=False)):
         if isinstance(leaf, int) and not isinstance(leaf, bool) and leaf == number:
             return True
-        if isinstance(leaf, str) and (text in leaf or salt in leaf):
+        if isinstance(leaf, str) and (text in leaf or (salt and salt in leaf)):
             return True
     return False
 
@@ -323,3 +338,12 @@ def witness_of(start: RaceStart | Snapshot, answers: Iterable[Moved]) -> Witness
         played = Move(KINDS[m.move.kind], m.move.src, m.move.dst, m.move.count)
         w.saw(played, [Placed(s.pile, s.index, cards.parse(s.card)) for s in m.shown])
     return w
+
+
+async def eventually(check: Callable[[], bool], timeout: float = 3) -> None:
+    """Wait until ``check()`` holds (server-side state that no event announces)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not check():
+        assert loop.time() < end, "the condition never held"
+        await asyncio.sleep(0.01)

@@ -38,15 +38,21 @@ def test_dockerfile_runs_as_a_user_with_exec_form_and_a_health_check() -> None:
     user = [line for line in lines if line.startswith("USER ")]
     assert user and user[-1] != "USER root"
     entry = [line for line in lines if line.startswith("ENTRYPOINT")]
-    assert entry == ['ENTRYPOINT ["patience-race-server"]'], "exec form, so SIGTERM reaches the server"
+    assert entry == ['ENTRYPOINT ["patience-race-server"]'], (
+        "exec form, so SIGTERM reaches the server"
+    )
     assert any(line.startswith("HEALTHCHECK") for line in lines) and "/healthz" in text
     assert 'VOLUME ["/data"]' in lines
 
 
 def test_nginx_accepts_the_site(tmp_path: Path) -> None:
-    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    nginx = shutil.which("nginx") or (
+        "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
+    )
     if nginx is None:
-        pytest.skip("nginx is not installed (.ci/run installs it from Debian's packages when it can)")
+        pytest.skip(
+            "nginx is not installed (.ci/run installs it from Debian's packages when it can)"
+        )
     openssl = shutil.which("openssl")
     if openssl is None:
         pytest.skip("openssl is not installed: no certificate to test the TLS site with")
@@ -60,14 +66,20 @@ def test_nginx_accepts_the_site(tmp_path: Path) -> None:
     # The site as shipped, with its absolute paths pointed into the test folder.
     site = (DEPLOY / "nginx" / "patience-race.conf").read_text()
     site = site.replace("/etc/nginx/certs/", f"{certs}/")
-    site = site.replace("/etc/nginx/patience-race-upstream.conf", str(DEPLOY / "nginx" / "upstream-local.conf"))
+    site = site.replace(
+        "/etc/nginx/patience-race-upstream.conf", str(DEPLOY / "nginx" / "upstream-local.conf")
+    )
     (tmp_path / "site.conf").write_text(site)
     (tmp_path / "logs").mkdir()
     (tmp_path / "nginx.conf").write_text(
         f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/logs/error.log;\nevents {{}}\n"
         f"http {{\n access_log off;\n include {tmp_path}/site.conf;\n}}\n"
     )
-    result = subprocess.run([nginx, "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")], capture_output=True, text=True)
+    result = subprocess.run(
+        [nginx, "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     assert "syntax is ok" in result.stderr
 
@@ -77,7 +89,9 @@ def test_nginx_site_proxies_websockets_correctly() -> None:
     assert "proxy_set_header Upgrade $http_upgrade;" in site
     assert "proxy_set_header Connection $connection_upgrade;" in site
     assert "proxy_http_version 1.1;" in site
-    assert "proxy_set_header X-Forwarded-For $remote_addr;" in site, "overwrite, not $proxy_add_x_forwarded_for"
+    assert "proxy_set_header X-Forwarded-For $remote_addr;" in site, (
+        "overwrite, not $proxy_add_x_forwarded_for"
+    )
     timeout = int(site.split("proxy_read_timeout", 1)[1].split("s;", 1)[0])
     assert timeout > 40, "longer than the server's ping interval and timeout"
 
@@ -95,7 +109,12 @@ def test_systemd_unit_verifies(tmp_path: Path) -> None:
     (tmp_path / "patience-race.service").write_text(
         unit.replace("/opt/patience-race/.venv/bin/patience-race-server", str(server))
     )
-    result = subprocess.run([analyze, "verify", str(tmp_path / "patience-race.service")], capture_output=True, text=True, env={**os.environ, "SYSTEMD_LOG_LEVEL": "warning"})
+    result = subprocess.run(
+        [analyze, "verify", str(tmp_path / "patience-race.service")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SYSTEMD_LOG_LEVEL": "warning"},
+    )
     problems = [
         line for line in (result.stdout + result.stderr).splitlines()
         if "patience-race.service" in line

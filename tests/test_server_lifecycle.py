@@ -131,8 +131,12 @@ async def test_whole_race(game: str, mode: str) -> None:
         # ...and every card each player was shown is where the revealed deal puts it
         config = GameConfig(reveal.game, reveal.options, reveal.numbering)
         for start, answers in ((starts[0], ann_moves), (starts[1], bob_moves)):
-            assert verify(config, reveal.number, reveal.salt, start.commitment,
-                          witness_of(start, answers)) == []  # fmt: skip
+            assert (
+                verify(
+                    config, reveal.number, reveal.salt, start.commitment, witness_of(start, answers)
+                )
+                == []
+            )
 
         # the public record: every move in notation with its time, the final boards
         record = await ann.request(GetRace(seq=0, race_id=over.race_id))
@@ -185,7 +189,7 @@ async def test_first_to_win_takes_first_place_and_the_others_play_on() -> None:
         await move(bob, "resign")
         over = await ann.wait_for(RaceOver)
         assert over.reason == "all_done"
-        assert [s.name for s in over.standings][0] == "Ann"
+        assert over.standings[0].name == "Ann"
         assert over.standings[0].status == "won" and over.standings[0].finish_ms is not None
         # the rest by score
         rest = over.standings[1:]
@@ -261,4 +265,3 @@ async def test_late_arrival_watches_with_a_snapshot() -> None:
         over = await late.wait_for(RaceOver)
         assert {s.name for s in over.standings} == {"Ann", "Bob"}
         await close_all([*conns, late])
-

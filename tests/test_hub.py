@@ -1,0 +1,437 @@
+"""The hub alone, without sockets: commands in, events out, time passed by hand."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from protocol.codec import decode, encode
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    Ack,
+    Command,
+    Countdown,
+    CreateRoom,
+    Error,
+    Event,
+    Hello,
+    Joined,
+    JoinRoom,
+    ListRooms,
+    MoveCmd,
+    Moved,
+    Notice,
+    ProgressUpdate,
+    RaceOver,
+    RaceStart,
+    Ready,
+    Resume,
+    Reveal,
+    RoomList,
+    RoomUpdate,
+    Settings,
+    Snapshot,
+    Welcome,
+    WireMove,
+)
+from server.hub import Hub, check_name, normalize_code
+from server.limits import Limits, TokenBucket
+
+from .server_helpers import pick_move
+
+
+class Harness:
+    """A hub, a fake clock, and every event each connection received."""
+
+    def __init__(self, **limits: Any) -> None:
+        base: dict[str, Any] = {"countdown_ms": 100, "grace_s": 1.0, "progress_interval_s": 0.1}
+        base.update(limits)
+        self.hub = Hub(Limits(**base), wall=lambda: 1_700_000_000.0)
+        self.now = 1000.0
+        self.inbox: dict[int, list[Event]] = defaultdict(list)
+        self.closed: dict[int, int] = {}
+        self.seqs: dict[int, Any] = defaultdict(itertools.count)
+
+    def take(self, out: Any) -> None:
+        for cid, event in out.sends:
+            encode(event)  # everything the hub sends can go on the wire
+            self.inbox[cid].append(event)
+        for close in out.closes:
+            self.closed.setdefault(close.conn, close.code)
+
+    def connect(self, hello: bool = True) -> int:
+        cid = self.hub.connect(self.now)
+        assert cid is not None
+        if hello:
+            assert isinstance(self.cmd(cid, Hello(seq=0, version=PROTOCOL_VERSION)), Welcome)
+        return cid
+
+    def send(self, cid: int, command: Command) -> list[Event]:
+        """The direct answers to a command (``seq`` numbered per connection)."""
+        if "seq" in type(command).model_fields and command.seq == 0:
+            command = command.model_copy(update={"seq": next(self.seqs[cid])})
+        out = self.hub.handle(cid, command, self.now)
+        self.take(out)
+        return [e for c, e in out.sends if c == cid and getattr(e, "seq", None) == command.seq]
+
+    def cmd(self, cid: int, command: Command) -> Event:
+        answers = self.send(cid, command)
+        assert answers, f"no answer to {command}"
+        return answers[0]
+
+    def tick(self, dt: float) -> None:
+        self.now += dt
+        self.take(self.hub.tick(self.now))
+
+    def got(self, cid: int, kind: type[Any]) -> list[Any]:
+        return [e for e in self.inbox[cid] if isinstance(e, kind)]
+
+    def clear(self) -> None:
+        self.inbox.clear()
+
+    def room(
+        self, settings: Settings | None = None, *names: str
+    ) -> tuple[str, list[int], list[Joined]]:
+        """A room with players ``names`` (the first is the host)."""
+        conns, joined = [], []
+        host = self.connect()
+        j = self.cmd(host, CreateRoom(seq=0, name=names[0], settings=settings or Settings()))
+        assert isinstance(j, Joined)
+        conns.append(host)
+        joined.append(j)
+        for name in names[1:]:
+            c = self.connect()
+            jj = self.cmd(c, JoinRoom(seq=0, code=j.room.code, name=name))
+            assert isinstance(jj, Joined)
+            conns.append(c)
+            joined.append(jj)
+        return j.room.code, conns, joined
+
+    def race(
+        self, settings: Settings | None = None, *names: str
+    ) -> tuple[str, list[int], list[Joined]]:
+        code, conns, joined = self.room(settings, *names)
+        for c in conns:
+            assert isinstance(self.cmd(c, Ready(seq=0)), Ack)
+        self.tick(self.hub.limits.countdown_ms / 1000)
+        assert self.hub.rooms[code].state == "racing"
+        return code, conns, joined
+
+    def move(self, cid: int, **kw: Any) -> Event:
+        return self.cmd(cid, MoveCmd(seq=0, move=WireMove(**kw)))
+
+
+# -- the countdown ---------------------------------------------------------------------------------
+
+
+def test_countdown_starts_the_race_at_its_time_and_not_before() -> None:
+    h = Harness(countdown_ms=300)
+    code, conns, _ = h.room(None, "Ann", "Bob")
+    watcher = h.connect()
+    h.cmd(watcher, JoinRoom(seq=0, code=code, name="Cy", spectate=True))
+    h.cmd(conns[0], Ready(seq=0))
+    assert h.hub.rooms[code].state == "lobby"  # one ready player of two
+    assert not h.got(conns[0], Countdown)
+    h.cmd(conns[1], Ready(seq=0))
+    countdowns = [h.got(c, Countdown) for c in (*conns, watcher)]
+    assert all(len(c) == 1 for c in countdowns)
+    assert countdowns[0][0].ms == 300 and countdowns[0][0] == countdowns[2][0]
+    assert h.hub.rooms[code].state == "countdown"
+    # a move during the countdown is refused
+    refused = h.move(conns[0], kind="deal")
+    assert isinstance(refused, Error) and refused.code == "race_not_running"
+    h.tick(0.299)
+    assert not h.got(conns[0], RaceStart) and h.hub.rooms[code].state == "countdown"
+    h.tick(0.001)
+    starts = [h.got(c, RaceStart) for c in (*conns, watcher)]
+    assert [len(s) for s in starts] == [1, 1, 1]
+    assert starts[0][0].board is not None and starts[0][0].board == starts[1][0].board
+    assert starts[2][0].board is None
+    assert starts[0][0].commitment == countdowns[0][0].commitment
+    race = h.hub.rooms[code].race
+    assert race is not None and race.started_at == pytest.approx(h.now)
+    # progress goes out with the start
+    assert h.got(watcher, ProgressUpdate)[-1].elapsed_ms == 0
+    assert isinstance(h.move(conns[0], kind="deal"), Moved)
+
+
+# -- the grace -------------------------------------------------------------------------------------
+
+
+def test_a_racer_away_past_the_grace_is_out_with_their_score() -> None:
+    h = Harness(grace_s=1.0)
+    code, (ann, bob), joined = h.race(Settings(game="spider"), "Ann", "Bob")
+    h.move(ann, kind="deal")
+    h.tick(0.5)
+    h.take(h.hub.disconnect(ann, h.now))
+    race = h.hub.rooms[code].race
+    assert race is not None
+    seat = race.seats[joined[0].you]
+    assert seat.status == "playing" and not seat.connected
+    h.tick(0.999)
+    assert seat.status == "playing"
+    h.clear()
+    h.tick(0.001)
+    assert seat.status == "disconnected" and seat.finish_ms == 1500
+    h.tick(0.1)
+    last = h.got(bob, ProgressUpdate)[-1]
+    assert {p.name: p.status for p in last.players} == {"Ann": "disconnected", "Bob": "playing"}
+    # the member stays (the seat can be resumed to watch the end); the race goes on for Bob
+    assert joined[0].you in h.hub.rooms[code].members
+    assert h.hub.rooms[code].state == "racing"
+    h.move(bob, kind="resign")
+    assert h.got(bob, RaceOver)[-1].reason == "all_done"
+    # in the results, the member away past the grace is removed at the next tick
+    h.tick(0.05)
+    assert joined[0].you not in h.hub.rooms[code].members
+
+
+def test_a_racer_back_within_the_grace_plays_on() -> None:
+    h = Harness(grace_s=1.0)
+    code, (ann, _bob), joined = h.race(Settings(game="spider"), "Ann", "Bob")
+    h.take(h.hub.disconnect(ann, h.now))
+    h.tick(0.9)
+    again = h.connect()
+    snap = h.cmd(again, Resume(seq=0, code=code, token=joined[0].token))
+    assert isinstance(snap, Snapshot) and snap.board is not None
+    h.tick(0.5)
+    race = h.hub.rooms[code].race
+    assert race is not None
+    seat = race.seats[joined[0].you]
+    assert seat.status == "playing" and seat.connected
+    h.seqs[again] = itertools.count(100)
+    assert isinstance(h.move(again, kind="deal"), Moved)
+
+
+def test_in_the_lobby_the_grace_removes_the_member_and_an_empty_room() -> None:
+    h = Harness(grace_s=1.0)
+    code, (ann, bob), _ = h.room(None, "Ann", "Bob")
+    h.take(h.hub.disconnect(bob, h.now))
+    h.tick(0.99)
+    assert len(h.hub.rooms[code].members) == 2
+    h.tick(0.01)
+    assert [m.name for m in h.hub.rooms[code].members.values()] == ["Ann"]
+    assert [m.name for m in h.got(ann, RoomUpdate)[-1].room.members] == ["Ann"]
+    h.take(h.hub.disconnect(ann, h.now))
+    h.tick(1.0)
+    assert code not in h.hub.rooms
+
+
+# -- progress ------------------------------------------------------------------------------------
+
+
+def test_progress_is_sent_at_most_every_interval_however_fast_the_moves() -> None:
+    h = Harness(progress_interval_s=0.1, rate=10_000.0, burst=10_000)
+    code, (ann, bob), joined = h.race(Settings(game="st-helena"), "Ann", "Bob")
+    race = h.hub.rooms[code].race
+    assert race is not None
+    state = race.seats[joined[0].you].state
+    there = pick_move(state, prefer="quiet")
+    assert there is not None
+    h.clear()
+    sent_at = []
+    for i in range(400):  # a move every millisecond for 0.4 s, a tick every 5 ms
+        wire = there if i % 2 == 0 else WireMove(kind="undo")
+        assert isinstance(h.cmd(ann, MoveCmd(seq=0, move=wire)), Moved)
+        h.now += 0.001
+        if i % 5 == 4:
+            before = len(h.got(bob, ProgressUpdate))
+            h.take(h.hub.tick(h.now))
+            if len(h.got(bob, ProgressUpdate)) > before:
+                sent_at.append(h.now)
+    gaps = [b - a for a, b in itertools.pairwise(sent_at)]
+    assert 3 <= len(sent_at) <= 5
+    assert all(g >= 0.1 - 1e-9 for g in gaps), gaps
+    # and nothing is lost: once the moves stop, the last state goes out
+    h.tick(0.1)
+    last = h.got(bob, ProgressUpdate)[-1]
+    ann_p = next(p for p in last.players if p.name == "Ann")
+    assert (ann_p.moves, ann_p.undos) == (state.moves, state.undos) == (200, 200)
+    # and no progress at all without a change
+    count = len(h.got(bob, ProgressUpdate))
+    h.tick(0.5)
+    assert len(h.got(bob, ProgressUpdate)) == count
+
+
+# -- the end -------------------------------------------------------------------------------------
+
+
+def test_score_mode_ends_at_the_time_limit() -> None:
+    h = Harness()
+    code, (ann, bob), _ = h.race(Settings(mode="score", time_limit=2), "Ann", "Bob")
+    h.move(ann, kind="deal")
+    h.tick(1.999)
+    assert h.hub.rooms[code].state == "racing"
+    h.move(bob, kind="resign")
+    assert h.hub.rooms[code].state == "racing"  # Ann still plays
+    h.tick(0.051)
+    over = h.got(ann, RaceOver)
+    assert len(over) == 1 and over[0].reason == "time_up"
+    race = h.hub.rooms[code].race
+    assert race is not None and race.elapsed_ms(h.now + 100) == 2000
+    assert [s.name for s in over[0].standings] == ["Ann", "Bob"]
+    refused = h.move(ann, kind="deal")
+    assert isinstance(refused, Error) and refused.code == "race_not_running"
+    assert h.hub.finished[race.race_id].reveal == over[0].reveal
+
+
+def test_first_mode_has_no_time_limit_and_waits_for_everyone() -> None:
+    h = Harness()
+    code, (ann, bob), _ = h.race(Settings(), "Ann", "Bob")
+    h.move(ann, kind="resign")
+    h.tick(3600)
+    assert h.hub.rooms[code].state == "racing"
+    h.move(bob, kind="resign")
+    assert h.got(bob, RaceOver)[-1].reason == "all_done"
+
+
+# -- sequence numbers, rate, bad input, time-outs, drain ------------------------------------------
+
+
+def test_a_repeated_seq_is_answered_again_and_not_applied() -> None:
+    h = Harness()
+    code, (ann, _bob), joined = h.race(Settings(), "Ann", "Bob")
+    command = MoveCmd(seq=50, move=WireMove(kind="deal"))
+    first = h.send(ann, command)
+    again = h.send(ann, command)
+    assert again == first and isinstance(first[0], Moved)
+    race = h.hub.rooms[code].race
+    assert race is not None and race.seats[joined[0].you].state.moves == 1
+    old = h.send(ann, MoveCmd(seq=49, move=WireMove(kind="deal")))
+    assert isinstance(old[0], Error) and old[0].code == "bad_message"
+    assert race.seats[joined[0].you].state.moves == 1
+
+
+def test_rate_limit_refuses_then_closes_and_refills_with_time() -> None:
+    h = Harness(rate=1.0, burst=3, max_limited=3)
+    c = h.connect()  # hello took one
+    assert isinstance(h.cmd(c, ListRooms(seq=0)), RoomList)
+    assert isinstance(h.cmd(c, ListRooms(seq=0)), RoomList)
+    refused = h.cmd(c, ListRooms(seq=0))
+    assert isinstance(refused, Error) and refused.code == "rate_limited"
+    h.now += 1.0  # one more token
+    assert isinstance(h.cmd(c, ListRooms(seq=0)), RoomList)
+    h.cmd(c, ListRooms(seq=0))
+    assert c not in h.closed
+    h.cmd(c, ListRooms(seq=0))
+    assert h.closed[c] == 4429
+
+
+def test_bucket() -> None:
+    b = TokenBucket(rate=2.0, burst=2, now=0.0)
+    assert [b.take(0.0), b.take(0.0), b.take(0.0)] == [True, True, False]
+    assert b.take(0.5) and not b.take(0.5)
+    assert b.take(100.0) and b.take(100.0) and not b.take(100.0)  # never more than the burst
+
+
+def test_bad_input_closes_after_max_bad_and_hello_first_counts() -> None:
+    h = Harness(max_bad=3)
+    c = h.connect(hello=False)
+    answer = h.cmd(c, ListRooms(seq=1))  # answered with its seq, as every command is
+    assert isinstance(answer, Error) and answer.code == "hello_first"
+    h.take(h.hub.bad_input(c, "bad_frame", "x"))
+    assert c not in h.closed
+    h.take(h.hub.bad_input(c, "bad_frame", "x"))
+    assert h.closed[c] == 4400
+    # a server event sent as a command
+    d = h.connect()
+    h.take(
+        h.hub.handle(
+            d, Welcome(seq=1, version="1.0", server="x", max_frame=1, rate=1.0, burst=1), h.now
+        )
+    )
+    assert h.inbox[d][-1].code == "unknown_type"  # type: ignore[union-attr]
+
+
+def test_version_mismatch_is_refused_and_closed() -> None:
+    h = Harness()
+    c = h.connect(hello=False)
+    answer = h.cmd(c, Hello(seq=0, version="2.0"))
+    assert isinstance(answer, Error) and answer.code == "version_mismatch"
+    assert h.closed[c] == 4426
+    assert not h.hub.conns[c].hello
+
+
+def test_no_hello_and_idle_connections_are_closed_but_not_racers() -> None:
+    h = Harness(hello_timeout_s=10.0, idle_timeout_s=900.0)
+    silent = h.connect(hello=False)
+    h.tick(9.9)
+    assert silent not in h.closed
+    h.tick(0.1)
+    assert h.closed[silent] == 4408
+    _code, (ann, bob), _ = h.race(Settings(), "Ann", "Bob")
+    lurker = h.connect()
+    h.tick(899.5)
+    assert lurker not in h.closed
+    h.tick(1.0)
+    assert h.closed.get(lurker) == 4408
+    assert ann not in h.closed and bob not in h.closed  # racing: thinking is allowed
+
+
+def test_resume_elsewhere_closes_the_old_connection_4409() -> None:
+    h = Harness()
+    code, (ann, _bob), joined = h.room(None, "Ann", "Bob")
+    other = h.connect()
+    snap = h.cmd(other, Resume(seq=0, code=code, token=joined[0].token))
+    assert isinstance(snap, Snapshot) and snap.you == joined[0].you
+    assert h.closed[ann] == 4409
+    assert h.hub.rooms[code].members[joined[0].you].conn == other
+    # the old connection is out of the room: its commands no longer count for the seat
+    refused = h.cmd(ann, Ready(seq=0))
+    assert isinstance(refused, Error) and refused.code == "not_in_room"
+
+
+def test_drain_tells_everyone_and_takes_nobody_new() -> None:
+    h = Harness()
+    _code, conns, _ = h.room(None, "Ann", "Bob")
+    lone = h.connect()
+    h.take(h.hub.drain(retry_ms=777))
+    for c in (*conns, lone):
+        notice = h.got(c, Notice)
+        assert len(notice) == 1 and notice[0].retry_ms == 777
+        assert h.closed[c] == 1012
+    assert h.hub.connect(h.now) is None
+    refused = h.cmd(lone, CreateRoom(seq=0, name="Cy", settings=Settings()))
+    assert isinstance(refused, Error) and refused.code == "shutting_down"
+
+
+# -- small pure pieces ---------------------------------------------------------------------------
+
+
+def test_codes_and_names() -> None:
+    assert normalize_code("k7qm-x2pf ") == "K7QMX2PF"
+    assert check_name("  Ann \t Lee ") == "Ann Lee"
+    assert check_name("x" * 24) == "x" * 24
+    for bad in ("", "  ", "x" * 25, "a\x00b", "a\u200db", "\ue000"):
+        with pytest.raises(Exception) as refused:
+            check_name(bad)
+        assert getattr(refused.value, "code", None) == "bad_name"
+
+
+@pytest.mark.parametrize("number", [1, 2**63, 2**64 - 1, 2**64, 10**20 - 1, 10**20])
+def test_deal_numbers_of_every_size_cross_the_wire(number: int) -> None:
+    reveal = Reveal(
+        game="spider", options={}, numbering="pysolfc", number=number, salt="s", commitment="c"
+    )
+    over = RaceOver(race_id="r", reason="all_done", standings=[], reveal=reveal)
+    back = decode(encode(over))
+    assert isinstance(back, RaceOver) and back.reveal.number == number
+    create = CreateRoom(seq=1, name="Ann", settings=Settings(deal_number=number))
+    again = decode(encode(create))
+    assert isinstance(again, CreateRoom) and again.settings.deal_number == number
+
+
+def test_a_room_takes_32_spectators_then_is_full() -> None:
+    h = Harness(rate=1000.0, burst=1000)
+    code, _conns, _ = h.room(Settings(seats=2), "Ann", "Bob")
+    for i in range(32):
+        c = h.connect()
+        j = h.cmd(c, JoinRoom(seq=0, code=code, name=f"W{i}"))
+        assert isinstance(j, Joined) and j.role == "spectator"
+    late = h.connect()
+    refused = h.cmd(late, JoinRoom(seq=0, code=code, name="Late"))
+    assert isinstance(refused, Error) and refused.code == "room_full"
+    assert len(h.hub.rooms[code].members) == 34

@@ -1,0 +1,365 @@
+"""Running a server: HTTP endpoints, metrics, draining on SIGTERM, a restart with finished races
+still there, and exporting a race from the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from client.cli import main as client_main
+from client.net import Connection, Disconnected, ServerError
+from protocol.messages import (
+    CreateRoom,
+    GetRace,
+    Notice,
+    RaceOver,
+    RaceRecord,
+    RaceRecordMsg,
+    RaceStart,
+    Ready,
+    Rematch,
+    Settings,
+    Start,
+    WireMove,
+)
+from server.app import RaceServer
+from server.cli import main as server_main
+from server.store import Store
+
+from .server_helpers import (
+    close_all,
+    eventually,
+    fast_limits,
+    host_and_join,
+    http_get,
+    move,
+    pick_move,
+    play,
+    raw_client,
+    raw_close_code,
+    room_of,
+    running_server,
+    start_race,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = re.compile(r'^[a-z_]+(\{[a-z_]+="[^"]*"\})? -?[0-9.]+$')
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    samples = {}
+    for line in text.splitlines():
+        if line.startswith("#"):
+            assert line.startswith(("# HELP patience_race_", "# TYPE patience_race_")), line
+            continue
+        assert SAMPLE.match(line), f"not a Prometheus sample: {line!r}"
+        name, value = line.rsplit(" ", 1)
+        samples[name] = float(value)
+    return samples
+
+
+async def finished_race(server: RaceServer, game: str = "spider") -> tuple[RaceOver, list[str]]:
+    """A race of two, played to the end: its ``race_over`` and Ann's moves in notation."""
+    conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings(game=game))
+    await start_race(conns)
+    await play(conns[0], server, code, joined[0].you, 4)
+    await play(conns[1], server, code, joined[1].you, 2)
+    await move(conns[0], "resign")
+    await move(conns[1], "resign")
+    over = await conns[0].wait_for(RaceOver)
+    race = room_of(server, code).race
+    assert race is not None
+    ann_moves = list(race.seats[joined[0].you].moves)
+    await close_all(conns)
+    return over, ann_moves
+
+
+# -- HTTP ---------------------------------------------------------------------------------------
+
+
+async def test_healthz_and_a_draining_server() -> None:
+    async with running_server() as server:
+        status, _headers, body = await http_get(server, "/healthz")
+        assert (status, body) == (200, b"ok\n")
+        async with Connection(server.url) as ann:
+            j = await ann.request(CreateRoom(seq=0, name="Ann", settings=Settings()))
+            server.hub.drain()  # what SIGTERM does first (without closing anyone here)
+            status, _headers, body = await http_get(server, "/healthz")
+            assert (status, body) == (503, b"draining\n")
+            with pytest.raises(ServerError) as no_race:
+                await ann.request(Start(seq=0))
+            assert no_race.value.code == "shutting_down"
+            assert room_of(server, j.room.code).state == "lobby"
+            async with raw_client(server.url, hello=False) as late:
+                assert await raw_close_code(late) == 1013
+
+
+async def test_metrics_count_connections_rooms_moves_refusals_and_closes() -> None:
+    async with running_server() as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        ann, bob = conns
+        lobby, _code2, _ = await host_and_join(server.url, ["Cy"], Settings())
+        with pytest.raises(ServerError):
+            await move(lobby[0], "deal")  # race_not_running
+        await start_race(conns)
+        await play(ann, server, code, joined[0].you, 3)
+        with pytest.raises(ServerError):
+            await move(bob, "tableau", 0, 0)  # illegal_move
+        async with raw_client(server.url) as ws:
+            for _ in range(10):
+                await ws.send(b"\xc1")
+            assert await raw_close_code(ws) == 4400
+        await eventually(lambda: 4400 in server.close_codes)
+        status, headers, body = await http_get(server, "/metrics")
+        assert status == 200
+        assert headers["content-type"].startswith("text/plain; version=0.0.4")
+        m = parse_metrics(body.decode())
+        assert m["patience_race_connections"] == 3
+        assert m["patience_race_rooms"] == 2
+        assert m["patience_race_races_running"] == 1
+        assert m['patience_race_races_total{event="started"}'] == 1
+        assert m['patience_race_races_total{event="finished"}'] == 0
+        assert m['patience_race_moves_total{result="ok"}'] == 3
+        assert m['patience_race_moves_total{result="illegal_move"}'] == 1
+        assert m['patience_race_moves_total{result="race_not_running"}'] == 1
+        assert m['patience_race_rejected_total{code="bad_frame"}'] == 10
+        assert m['patience_race_rejected_total{code="illegal_move"}'] == 1
+        assert m['patience_race_closes_total{code="4400"}'] == 1
+        assert m["patience_race_uptime_seconds"] >= 0
+        await close_all([*conns, *lobby])
+        await eventually(lambda: len(server.sockets) == 0)
+        m = parse_metrics((await http_get(server, "/metrics"))[2].decode())
+        assert m["patience_race_connections"] == 0
+        assert m['patience_race_closes_total{code="1000"}'] == 3
+
+
+async def test_a_finished_race_is_served_as_json() -> None:
+    async with running_server() as server:
+        over, ann_moves = await finished_race(server, "st-helena")
+        status, headers, body = await http_get(server, f"/races/{over.race_id}")
+        assert status == 200 and headers["content-type"] == "application/json"
+        record = RaceRecord.model_validate_json(body)
+        assert record.race_id == over.race_id
+        assert record.reveal == over.reveal and record.standings == over.standings
+        assert next(p for p in record.players if p.name == "Ann").moves == ann_moves
+        assert record.settings.title == "St. Helena"
+        assert record.ended_at is not None and record.ended_at >= record.started_at
+        for path in ("/races/nosuchrace", "/races/", f"/races/{over.race_id}x"):
+            assert (await http_get(server, path))[0] == 404
+
+
+# -- draining and restarting ----------------------------------------------------------------------
+
+
+async def test_drain_tells_everyone_closes_1012_and_keeps_every_acknowledged_move(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "races.sqlite3"
+    server = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
+    await server.start()
+    try:
+        conns, code, joined = await host_and_join(
+            server.url, ["Ann", "Bob"], Settings(game="st-helena")
+        )
+        ann, bob = conns
+        await start_race(conns)
+        await play(ann, server, code, joined[0].you, 5)
+        race = room_of(server, code).race
+        assert race is not None
+        race_id = race.race_id
+        # Bob is moving as fast as he can (a move and its undo, again and again) when the
+        # server is told to stop
+        there = pick_move(race.seats[joined[1].you].state, prefer="quiet")
+        assert there is not None
+        acked: list[str] = []
+        going = asyncio.Event()
+
+        async def keep_moving() -> None:
+            try:
+                for i in range(30):
+                    wire = there if i % 2 == 0 else WireMove(kind="undo")
+                    answer = await move(bob, wire.kind, wire.src, wire.dst, wire.count)
+                    acked.append(answer.move.kind)
+                    if len(acked) == 8:
+                        going.set()
+            except (Disconnected, ServerError):
+                pass
+
+        mover = asyncio.create_task(keep_moving())
+        await going.wait()
+        await server.drain(retry_ms=1234)
+        await mover
+    finally:
+        await server.stop()
+    for c in conns:
+        notice = await c.wait_for(Notice)
+        assert notice.code == "shutdown" and notice.retry_ms == 1234
+        with pytest.raises(Disconnected) as gone:
+            await c.next_event(timeout=5)
+        assert gone.value.code == 1012
+    await close_all(conns)
+    store = Store(db)
+    try:
+        saved = store.moves(race_id)
+    finally:
+        store.close()
+    ann_saved = [m for _, m, _ in saved[joined[0].you]]
+    bob_saved = [m for _, m, _ in saved[joined[1].you]]
+    assert len(ann_saved) == 5 and ann_saved == race.seats[joined[0].you].moves
+    # every acknowledged move is there, in order
+    assert len(acked) < 30, "the drain came after Bob had finished"
+    assert len(bob_saved) >= len(acked) >= 8
+    assert [m == "u" for m in bob_saved[: len(acked)]] == [k == "undo" for k in acked]
+    assert bob_saved == race.seats[joined[1].you].moves
+    assert [i for i, _, _ in saved[joined[1].you]] == list(range(len(bob_saved)))
+
+
+async def test_a_restart_keeps_finished_races_exportable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "races.sqlite3"
+    async with running_server(store=Store(db)) as first:
+        over, ann_moves = await finished_race(first)
+        record_before = first.hub.finished[over.race_id]
+    # a new process on the same database
+    async with running_server(store=Store(db)) as second:
+        assert second.hub.finished == {}
+        async with Connection(second.url) as c:
+            answer = await c.request(GetRace(seq=0, race_id=over.race_id))
+            assert isinstance(answer, RaceRecordMsg)
+            assert answer.record == record_before
+            with pytest.raises(ServerError) as missing:
+                await c.request(GetRace(seq=0, race_id="000000000000"))
+            assert missing.value.code == "race_not_found"
+        status, _headers, body = await http_get(second, f"/races/{over.race_id}")
+        assert status == 200 and RaceRecord.model_validate_json(body) == record_before
+    # the command line, on the same file
+    capsys.readouterr()
+    assert server_main(["--export", over.race_id, "--db", str(db)]) == 0
+    exported = RaceRecord.model_validate_json(capsys.readouterr().out)
+    assert exported == record_before
+    assert next(p for p in exported.players if p.name == "Ann").moves == ann_moves
+    assert exported.reveal.number == over.reveal.number
+    assert server_main(["--list-races", "--db", str(db)]) == 0
+    listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["id"] for r in listed] == [over.race_id] and listed[0]["end_reason"] == "all_done"
+    assert server_main(["--export", "nosuchrace", "--db", str(db)]) == 1
+    assert "nosuchrace" in capsys.readouterr().err
+    assert server_main(["--export", over.race_id, "--db", ":memory:"]) == 2
+
+
+async def test_replay_checks_an_exported_race(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "races.sqlite3"
+    async with running_server(store=Store(db)) as server:
+        over, _ = await finished_race(server)
+    capsys.readouterr()
+    assert server_main(["--export", over.race_id, "--db", str(db)]) == 0
+    export = tmp_path / "race.json"
+    export.write_text(capsys.readouterr().out)
+    assert client_main(["replay", str(export)]) == 0
+    out = capsys.readouterr().out
+    assert "commitment: verified" in out and "MISMATCH" not in out
+    # a tampered export does not check out: another salt, or a move changed
+    data = json.loads(export.read_text())
+    salted = json.loads(export.read_text())
+    salted["reveal"]["salt"] = "0" * len(data["reveal"]["salt"])
+    export.write_text(json.dumps(salted))
+    assert client_main(["replay", str(export)]) == 1
+    assert "commitment" in capsys.readouterr().err
+    ann = next(p for p in data["players"] if p["name"] == "Ann")
+    ann["moves"] = ann["moves"][1:]
+    export.write_text(json.dumps(data))
+    assert client_main(["replay", str(export)]) == 1
+    assert "Ann" in capsys.readouterr().err
+
+
+# -- the real process: SIGTERM ----------------------------------------------------------------------
+
+
+async def test_sigterm_drains_the_real_process_and_export_works_after(tmp_path: Path) -> None:
+    db = tmp_path / "races.sqlite3"
+    args = ["--port", "0", "--db", str(db), "--countdown-ms", "50", "--log-format", "json"]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "server.cli",
+        *args,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    conns: list[Connection] = []
+    try:
+        assert proc.stderr is not None
+        url = None
+        while url is None:
+            line = await asyncio.wait_for(proc.stderr.readline(), 10)
+            assert line, "the server stopped before listening"
+            event = json.loads(line)
+            if event.get("event") == "listening":
+                url = event["url"]
+        assert re.fullmatch(r"ws://127\.0\.0\.1:\d+", url) and not url.endswith(":0")
+        conns, _code, _joined = await host_and_join(url, ["Ann", "Bob"], Settings())
+        ann, bob = conns
+        await start_race(conns)
+        first = await move(ann, "deal")
+        await move(ann, "resign")
+        await move(bob, "resign")
+        over = await ann.wait_for(RaceOver)
+        # a second race, running when the signal comes
+        await ann.request(Rematch(seq=0))
+        await bob.request(Ready(seq=0))
+        await ann.wait_for(RaceStart)
+        second = [await move(bob, "deal"), await move(bob, "deal")]
+        proc.send_signal(signal.SIGTERM)
+        for c in conns:
+            notice = await c.wait_for(Notice)
+            assert notice.code == "shutdown"
+            with pytest.raises(Disconnected) as gone:
+                await c.next_event(timeout=5)
+            assert gone.value.code == 1012
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        await close_all(conns)
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        await proc.communicate()
+    assert first.move.kind == "deal" and len(first.shown) == 10
+    # every acknowledged move of the running race was kept
+    store = Store(db)
+    try:
+        races = store.races()
+        running = next(r for r in races if r["id"] != over.race_id)
+        assert running["ended_at"] is None
+        saved = store.moves(str(running["id"]))
+    finally:
+        store.close()
+    assert [m for _, m, _ in next(iter(saved.values()))] == ["d", "d"]
+    assert len(second) == 2
+    # and the finished race exports from another process
+    result = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "server.cli",
+        "--export",
+        over.race_id,
+        "--db",
+        str(db),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(result.communicate(), 20)
+    assert result.returncode == 0, err.decode()
+    record = RaceRecord.model_validate_json(out)
+    assert record.race_id == over.race_id and record.reveal == over.reveal
+    assert record.standings == over.standings

@@ -1,0 +1,254 @@
+"""Dropped connections: resume within and after the grace, the old connection replaced, and
+sequence numbers that are answered again, never applied twice (also across a resume)."""
+
+from __future__ import annotations
+
+import pytest
+
+from client.net import Connection, ServerError
+from protocol.messages import (
+    Countdown,
+    CreateRoom,
+    Joined,
+    JoinRoom,
+    ListRooms,
+    MoveCmd,
+    Moved,
+    ProgressUpdate,
+    RaceOver,
+    RaceStart,
+    Ready,
+    Resume,
+    RoomUpdate,
+    Settings,
+    Snapshot,
+    WireMove,
+)
+
+from .server_helpers import (
+    close_all,
+    closed_code,
+    continue_seq,
+    fast_limits,
+    host_and_join,
+    move,
+    pick_move,
+    play,
+    room_of,
+    running_server,
+    seat_state,
+    start_race,
+    wait_until,
+)
+
+
+def progress_of(name: str, status: str | None = None, connected: bool | None = None):  # type: ignore[no-untyped-def]
+    def check(p: ProgressUpdate) -> bool:
+        me = next(x for x in p.players if x.name == name)
+        return (status is None or me.status == status) and (
+            connected is None or me.connected == connected
+        )
+
+    return check
+
+
+async def resume(url: str, code: str, token: str, old: Connection) -> tuple[Connection, Snapshot]:
+    """A new connection taking back the seat ``old`` had; its numbers go on after old's."""
+    conn = Connection(url)
+    await conn.open()
+    snap = await conn.request(Resume(seq=0, code=code, token=token))
+    assert isinstance(snap, Snapshot)
+    continue_seq(conn, old.next_seq())
+    return conn, snap
+
+
+async def test_resume_within_the_grace_takes_the_seat_back() -> None:
+    async with running_server() as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        ann, bob = conns
+        await start_race(conns)
+        answers = await play(ann, server, code, joined[0].you, 3)
+        await ann.close()
+        update = await wait_until(bob, RoomUpdate, lambda u: not u.room.members[0].connected)
+        assert update.room.state == "racing"
+        await wait_until(bob, ProgressUpdate, progress_of("Ann", "playing", connected=False))
+
+        ann2, snap = await resume(server.url, code, joined[0].token, ann)
+        assert snap.you == joined[0].you and snap.role == "player"
+        assert snap.room.state == "racing" and snap.room.code == code
+        assert snap.board == seat_state(server, code, joined[0].you).view()
+        assert snap.board.moves == 3 and snap.board.score == answers[-1].score
+        assert snap.elapsed_ms is not None and snap.countdown_ms is None
+        assert {p.name for p in snap.progress} == {"Ann", "Bob"}
+        assert snap.standings is None and snap.reveal is None
+        await wait_until(bob, ProgressUpdate, progress_of("Ann", "playing", connected=True))
+        # and Ann plays on from where she was
+        more = await play(ann2, server, code, joined[0].you, 2)
+        assert more[0].seq > answers[-1].seq
+        assert seat_state(server, code, joined[0].you).moves == 5
+        await move(ann2, "resign")
+        await move(bob, "resign")
+        over = await ann2.wait_for(RaceOver)
+        assert {s.name: s.status for s in over.standings} == {"Ann": "resigned", "Bob": "resigned"}
+        await close_all([ann2, bob])
+
+
+async def test_resume_after_the_grace_keeps_the_score_but_ends_your_race() -> None:
+    async with running_server(fast_limits(grace_s=0.3)) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        ann, bob = conns
+        await start_race(conns)
+        answers = await play(ann, server, code, joined[0].you, 2)
+        await ann.close()
+        progress = await wait_until(bob, ProgressUpdate, progress_of("Ann", "disconnected"))
+        gone = next(p for p in progress.players if p.name == "Ann")
+        assert gone.score == answers[-1].score and gone.finish_ms is not None
+        assert room_of(server, code).state == "racing"  # Bob races on
+        ann2, snap = await resume(server.url, code, joined[0].token, ann)
+        assert snap.board is not None and snap.board.moves == 2
+        with pytest.raises(ServerError) as done:
+            await move(ann2, "deal")
+        assert done.value.code == "player_done"
+        await move(bob, "resign")
+        over = await ann2.wait_for(RaceOver)
+        assert {s.name: s.status for s in over.standings} == {
+            "Ann": "disconnected",
+            "Bob": "resigned",
+        }
+        await close_all([ann2, bob])
+
+
+async def test_after_the_grace_in_the_lobby_the_seat_is_gone() -> None:
+    async with running_server(fast_limits(grace_s=0.3)) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob", "Cy"], Settings())
+        ann, bob, cy = conns
+        await bob.close()
+        update = await wait_until(
+            ann, RoomUpdate, lambda u: "Bob" not in [m.name for m in u.room.members]
+        )
+        assert [m.name for m in update.room.members] == ["Ann", "Cy"]
+        async with Connection(server.url) as late:
+            with pytest.raises(ServerError) as refused:
+                await late.request(Resume(seq=0, code=code, token=joined[1].token))
+            assert refused.value.code == "bad_token"
+        # the host drops: the next player becomes the host
+        await ann.close()
+        update = await wait_until(cy, RoomUpdate, lambda u: len(u.room.members) == 1)
+        assert update.room.members[0].name == "Cy" and update.room.members[0].host
+        await close_all([ann, bob, cy])
+
+
+async def test_resume_during_the_countdown_and_after_the_results() -> None:
+    async with running_server(fast_limits(countdown_ms=400)) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        ann, bob = conns
+        await ann.request(Ready(seq=0))
+        await bob.request(Ready(seq=0))
+        countdown = await ann.wait_for(Countdown)
+        await ann.close()
+        ann2, snap = await resume(server.url, code, joined[0].token, ann)
+        assert snap.room.state == "countdown" and snap.board is None
+        assert snap.countdown_ms is not None and 0 < snap.countdown_ms <= 400
+        assert snap.room.commitment == countdown.commitment
+        start = await ann2.wait_for(RaceStart)
+        assert start.board is not None
+        await move(ann2, "resign")
+        await move(bob, "resign")
+        over = await bob.wait_for(RaceOver)
+        await ann2.close()
+        ann3, after = await resume(server.url, code, joined[0].token, ann2)
+        assert after.room.state == "results"
+        assert after.standings == over.standings and after.reveal == over.reveal
+        assert after.board is not None and after.board.resigned
+        await close_all([ann3, bob])
+
+
+async def test_a_second_connection_on_a_seat_replaces_the_first_4409() -> None:
+    async with running_server() as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        ann, bob = conns
+        await start_race(conns)
+        ann2, _snap = await resume(server.url, code, joined[0].token, ann)
+        assert await closed_code(ann) == 4409
+        # the seat answers on the new connection only
+        answer = await play(ann2, server, code, joined[0].you, 1)
+        assert seat_state(server, code, joined[0].you).moves == 1 and answer[0].won is False
+        member = room_of(server, code).members[joined[0].you]
+        assert member.conn is not None and member.conn in server.hub.conns
+        await close_all([ann2, bob])
+
+
+async def test_a_repeated_sequence_number_is_answered_again_never_applied_twice() -> None:
+    async with running_server() as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        ann, bob = conns
+        await start_race(conns)
+        state = seat_state(server, code, joined[0].you)
+        wire = pick_move(state)
+        assert wire is not None
+        command = MoveCmd(seq=ann.next_seq(), move=wire)
+        first = await ann.resend(command)
+        moves_after = state.moves
+        again = await ann.resend(command)
+        assert isinstance(first, Moved) and again == first
+        assert state.moves == moves_after == 1
+        # a refusal is repeated the same way
+        refused = MoveCmd(seq=ann.next_seq(), move=WireMove(kind="tableau", src=0, dst=0))
+        for _ in range(2):
+            with pytest.raises(ServerError) as err:
+                await ann.resend(refused)
+            assert err.value.code == "illegal_move"
+        assert server.hub.metrics.get("commands_repeated") == 2
+
+        # across a resume: the answer lost with the connection comes again on the next one
+        deal_cmd = MoveCmd(seq=ann.next_seq(), move=WireMove(kind="deal"))
+        dealt = await ann.resend(deal_cmd)
+        assert isinstance(dealt, Moved) and len(dealt.shown) == 10
+        await ann.close()
+        ann2, _snap = await resume(server.url, code, joined[0].token, ann)
+        stock = len(state.stock)
+        replayed = await ann2.resend(deal_cmd)
+        assert replayed == dealt
+        assert len(state.stock) == stock  # dealt once only
+        assert seat_state(server, code, joined[0].you).moves == 2
+        # and the seat's numbers go on
+        await move(ann2, "resign")
+        await close_all([ann2, bob])
+
+
+async def test_a_repeated_create_or_join_is_answered_again() -> None:
+    async with running_server() as server, Connection(server.url) as ann:
+        create = CreateRoom(seq=ann.next_seq(), name="Ann", settings=Settings())
+        made = await ann.resend(create)
+        again = await ann.resend(create)
+        assert isinstance(made, Joined) and again == made
+        assert len(server.hub.rooms) == 1
+        async with Connection(server.url) as bob:
+            join = JoinRoom(seq=bob.next_seq(), code=made.room.code, name="Bob")
+            first = await bob.resend(join)
+            second = await bob.resend(join)
+            assert isinstance(first, Joined) and second == first
+            assert len(server.hub.rooms[made.room.code].members) == 2
+            # a number used before the join is still used after it
+            with pytest.raises(ServerError) as reused:
+                await bob.resend(Ready(seq=0))
+            assert reused.value.code == "bad_message"
+            assert not server.hub.rooms[made.room.code].members[first.you].ready
+
+
+async def test_a_number_too_old_to_remember_is_refused_not_replayed() -> None:
+    async with running_server(fast_limits(rate=1000.0, burst=1000)) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        ann = conns[0]
+        await start_race(conns)
+        wire = pick_move(seat_state(server, code, joined[0].you))
+        assert wire is not None
+        old = MoveCmd(seq=ann.next_seq(), move=wire)
+        await ann.resend(old)
+        for _ in range(64):
+            await ann.request(ListRooms(seq=0))
+        with pytest.raises(ServerError) as forgotten:
+            await ann.resend(old)
+        assert forgotten.value.code == "bad_message"
+        assert seat_state(server, code, joined[0].you).moves == 1
+        await close_all(conns)
