@@ -95,10 +95,11 @@ class SpiderState(GameState):
             elif src[-n] % 13 + 1 != need:
                 bottom = src[-n]
                 if bottom % 13 == 12:
-                    raise IllegalMove(f"{cards.name(bottom)} is a king: kings go only to empty piles")
+                    raise IllegalMove(
+                        f"{cards.name(bottom)} is a king: kings go only to empty piles"
+                    )
                 raise IllegalMove(
-                    f"{cards.name(bottom)} cannot go on {cards.name(top)}: "
-                    f"it takes {_a_rank(need)}"
+                    f"{cards.name(bottom)} cannot go on {cards.name(top)}: it takes {_a_rank(need)}"
                 )
         elif n == 0:
             n = run
