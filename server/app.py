@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import time
 from collections.abc import Iterable
@@ -39,12 +40,16 @@ class RaceServer:
         limits: Limits | None = None,
         store: Store | None = None,
         origins: Iterable[str] | None = None,
+        trusted_proxies: Iterable[str] = (),
     ) -> None:
         self.host = host
         self.port = port
         self.limits = limits or Limits()
         self.store = store
         self.origins = list(origins) if origins else None
+        self.trusted = [
+            ipaddress.ip_network(p.strip(), strict=False) for p in trusted_proxies if p.strip()
+        ]
         self.hub = Hub(self.limits, store)
         self.sockets: dict[int, ServerConnection] = {}
         self.server: Server | None = None
@@ -104,7 +109,7 @@ class RaceServer:
     # -- connections ------------------------------------------------------------------------
 
     async def _handler(self, ws: ServerConnection) -> None:
-        peer = ws.remote_address[0] if ws.remote_address else ""
+        peer = self.client_address(ws)
         cid = self.hub.connect(time.monotonic(), peer)
         if cid is None:
             await ws.close(CLOSE_FULL, "server full or restarting: try again later")
@@ -152,6 +157,26 @@ class RaceServer:
             sent = ws.protocol.close_sent
             code = sent.code if sent is not None else ws.close_code
             self._count_close(int(code) if code is not None else 1006)
+
+    def client_address(self, ws: ServerConnection) -> str:
+        """The player's address: the socket's, or X-Forwarded-For's when the socket is a trusted proxy."""
+        peer = str(ws.remote_address[0]) if ws.remote_address else ""
+        if not self.trusted or not peer:
+            return peer
+        try:
+            ip = ipaddress.ip_address(peer)
+        except ValueError:
+            return peer
+        if not any(ip in net for net in self.trusted):
+            return peer
+        request = ws.request
+        forwarded = request.headers.get("X-Forwarded-For", "") if request is not None else ""
+        # the proxy overwrites the header; if a chain was passed along, the last hop is the proxy's view
+        candidate = forwarded.split(",")[-1].strip()
+        try:
+            return str(ipaddress.ip_address(candidate))
+        except ValueError:
+            return peer
 
     def _count_close(self, code: int) -> None:
         self.close_codes[code] = self.close_codes.get(code, 0) + 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import json
 import os
 import signal
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     opt("countdown-ms", limits.countdown_ms, "countdown before a race starts, in milliseconds", int)
     opt("max-rooms", limits.max_rooms, "rooms open at once", int)
     opt("max-connections", limits.max_connections, "connections open at once", int)
+    opt("max-per-address", limits.max_per_address, "connections from one client address", int)
     opt("rate", limits.rate, "commands per second per connection, on average", float)
     opt("burst", limits.burst, "commands per connection at once", int)
     opt(
@@ -63,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
         float,
     )
     opt("origins", "", "comma-separated Origin values allowed (empty: any)")
+    opt(
+        "trusted-proxies",
+        "",
+        "comma-separated addresses or networks (127.0.0.1, 10.0.0.0/8) whose X-Forwarded-For is believed",
+    )
     opt("log-format", "text", "text (for people) or json (for machines)")
     opt("log-level", "info", "debug, info, warning or error")
     p.add_argument(
@@ -112,24 +119,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             store.close()
     setup_logging(args.log_format, args.log_level)
+    try:
+        for net in args.trusted_proxies.split(","):
+            if net.strip():
+                ipaddress.ip_network(net.strip(), strict=False)
+    except ValueError as exc:
+        print(f"patience-race-server: --trusted-proxies: {exc}", file=sys.stderr)
+        return 2
     limits = Limits(
         grace_s=args.grace,
         countdown_ms=args.countdown_ms,
         max_rooms=args.max_rooms,
         max_connections=args.max_connections,
+        max_per_address=args.max_per_address,
         rate=args.rate,
         burst=args.burst,
         idle_timeout_s=args.idle_timeout,
     )
     origins = [o.strip() for o in args.origins.split(",") if o.strip()] or None
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args.host, args.port, args.db, limits, origins))
+        proxies = [p for p in args.trusted_proxies.split(",") if p.strip()]
+        asyncio.run(serve(args.host, args.port, args.db, limits, origins, proxies))
     return 0
 
 
-async def serve(host: str, port: int, db: str, limits: Limits, origins: list[str] | None) -> None:
+async def serve(
+    host: str,
+    port: int,
+    db: str,
+    limits: Limits,
+    origins: list[str] | None,
+    trusted_proxies: list[str] | None = None,
+) -> None:
     store = Store(db)
-    server = RaceServer(host, port, limits=limits, store=store, origins=origins)
+    server = RaceServer(
+        host,
+        port,
+        limits=limits,
+        store=store,
+        origins=origins,
+        trusted_proxies=trusted_proxies or (),
+    )
     await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

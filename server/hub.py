@@ -297,6 +297,7 @@ class Hub:
         self.server_name = server_name
         self.rooms: dict[str, Room] = {}
         self.conns: dict[int, Conn] = {}
+        self.per_address: dict[str, int] = {}
         self.finished: OrderedDict[str, RaceRecord] = OrderedDict()
         self.draining = False
         self.metrics: dict[str, int] = {}
@@ -311,6 +312,11 @@ class Hub:
         """A new connection's id, or None if the server is full or draining."""
         if self.draining or len(self.conns) >= self.limits.max_connections:
             return None
+        if peer and self.per_address.get(peer, 0) >= self.limits.max_per_address:
+            self.count("refused_per_address")
+            return None
+        if peer:
+            self.per_address[peer] = self.per_address.get(peer, 0) + 1
         cid = self._next_conn
         self._next_conn += 1
         self.conns[cid] = Conn(
@@ -321,6 +327,12 @@ class Hub:
     def disconnect(self, cid: int, now: float) -> Outbox:
         out = Outbox()
         conn = self.conns.pop(cid, None)
+        if conn is not None and conn.peer:
+            left = self.per_address.get(conn.peer, 1) - 1
+            if left > 0:
+                self.per_address[conn.peer] = left
+            else:
+                self.per_address.pop(conn.peer, None)
         if conn is None or conn.room is None or conn.member is None:
             return out
         room, member = conn.room, conn.member

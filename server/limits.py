@@ -20,6 +20,8 @@ class Limits:
     max_bad: int = 10
     """Unreadable or out-of-order messages before the connection is closed (4400)."""
     max_connections: int = 5000
+    max_per_address: int = 32
+    """Connections from one client address (behind a trusted proxy, the forwarded address)."""
     max_rooms: int = 1000
     hello_timeout_s: float = 10.0
     idle_timeout_s: float = 900.0

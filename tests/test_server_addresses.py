@@ -1,0 +1,75 @@
+"""The real client address behind a trusted proxy, and the per-address connection limit."""
+
+from __future__ import annotations
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from protocol.codec import encode
+from protocol.messages import PROTOCOL_VERSION, Hello
+from server.app import RaceServer
+from server.hub import Hub
+from server.limits import Limits
+from server.store import Store
+
+from .server_helpers import fast_limits
+
+
+def test_hub_limits_connections_per_address() -> None:
+    hub = Hub(Limits(max_per_address=2))
+    a = hub.connect(0.0, "203.0.113.5")
+    b = hub.connect(0.0, "203.0.113.5")
+    assert a is not None and b is not None
+    assert hub.connect(0.0, "203.0.113.5") is None
+    assert hub.connect(0.0, "198.51.100.7") is not None  # another address is not affected
+    hub.disconnect(a, 1.0)
+    assert hub.connect(1.0, "203.0.113.5") is not None  # a place came free
+
+
+async def _peer_seen(server: RaceServer, headers: dict[str, str]) -> str:
+    async with connect(server.url, additional_headers=headers) as ws:
+        await ws.send(encode(Hello(seq=0, version=PROTOCOL_VERSION)))
+        await ws.recv()
+        conn = next(iter(server.hub.conns.values()))
+        return conn.peer
+
+
+@pytest.mark.parametrize(
+    ("trusted", "header", "seen"),
+    [
+        ((), "203.0.113.9", "127.0.0.1"),  # no proxy trusted: the header is ignored
+        (("10.0.0.0/8",), "203.0.113.9", "127.0.0.1"),  # the socket is not a trusted proxy
+        (("127.0.0.1",), "203.0.113.9", "203.0.113.9"),  # the proxy's word is taken
+        (("127.0.0.0/8",), "198.51.100.1, 203.0.113.9", "203.0.113.9"),  # the last hop counts
+        (("127.0.0.1",), "not-an-address", "127.0.0.1"),  # garbage is ignored
+    ],
+)
+async def test_forwarded_address_only_from_a_trusted_proxy(
+    trusted: tuple[str, ...], header: str, seen: str
+) -> None:
+    server = RaceServer(
+        "127.0.0.1", 0, limits=fast_limits(), store=Store(":memory:"), trusted_proxies=trusted
+    )
+    await server.start()
+    try:
+        assert await _peer_seen(server, {"X-Forwarded-For": header}) == seen
+    finally:
+        await server.stop()
+
+
+async def test_per_address_limit_closes_with_1013() -> None:
+    server = RaceServer(
+        "127.0.0.1", 0, limits=fast_limits(max_per_address=1), store=Store(":memory:")
+    )
+    await server.start()
+    try:
+        async with connect(server.url) as first:
+            await first.send(encode(Hello(seq=0, version=PROTOCOL_VERSION)))
+            await first.recv()
+            async with connect(server.url) as second:
+                with pytest.raises(ConnectionClosed) as exc:
+                    await second.recv()
+                assert exc.value.rcvd is not None and exc.value.rcvd.code == 1013
+    finally:
+        await server.stop()
