@@ -179,7 +179,9 @@ class RaceApp(App[None]):
             main.update(f"{m.status}\n\nPress q to quit.")
         else:
             main.update("Connecting...")
-        self.query_one("#side", Static).update(render.opponents(m))
+        side = self.query_one("#side", Static)
+        side.display = bool(m.progress)
+        side.update(render.opponents(m))
         hint = "?: help  q q: quit"
         if (
             self.session is not None
