@@ -1,0 +1,50 @@
+"""patience-race-server's configuration: flags, the same names as environment variables, --schema."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from server.cli import build_parser, main
+
+
+def test_environment_variables_set_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATIENCE_RACE_PORT", "9123")
+    monkeypatch.setenv("PATIENCE_RACE_GRACE", "12.5")
+    monkeypatch.setenv("PATIENCE_RACE_LOG_FORMAT", "json")
+    monkeypatch.setenv("PATIENCE_RACE_ORIGINS", "https://club.example")
+    monkeypatch.setenv("PATIENCE_RACE_TRUSTED_PROXIES", "127.0.0.1")
+    monkeypatch.setenv("PATIENCE_RACE_MAX_PER_ADDRESS", "7")
+    monkeypatch.setenv("PATIENCE_RACE_DB", "/tmp/x.sqlite3")
+    args = build_parser().parse_args([])
+    assert (args.port, args.grace, args.log_format) == (9123, 12.5, "json")
+    assert args.origins == "https://club.example" and args.trusted_proxies == "127.0.0.1"
+    assert args.max_per_address == 7 and args.db == "/tmp/x.sqlite3"
+    # a flag wins over the environment
+    assert build_parser().parse_args(["--port", "1"]).port == 1
+
+
+def test_defaults_without_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("PORT", "HOST", "DB", "GRACE"):
+        monkeypatch.delenv(f"PATIENCE_RACE_{name}", raising=False)
+    args = build_parser().parse_args([])
+    assert (args.host, args.port, args.grace) == ("127.0.0.1", 8765, 60.0)
+    assert args.db.endswith("patience-race/races.sqlite3")
+
+
+def test_schema_prints_both_directions(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["protocol_version"] == "1.0"
+    client = json.dumps(schema["client_to_server"])
+    server = json.dumps(schema["server_to_client"])
+    for name in ("Hello", "CreateRoom", "JoinRoom", "Resume", "MoveCmd", "Rematch", "GetRace"):
+        assert name in client
+    for name in ("Welcome", "Joined", "Moved", "ProgressUpdate", "RaceOver", "Snapshot", "Notice"):
+        assert name in server
+
+
+def test_bad_trusted_proxies_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--trusted-proxies", "not-a-network", "--db", ":memory:"]) == 2
+    assert "trusted-proxies" in capsys.readouterr().err
