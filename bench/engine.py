@@ -21,7 +21,9 @@ from protocol.game import GameState, new_game
 from protocol.moves import Kind, Move
 
 
-def record_games(config: GameConfig, games: int, moves: int, seed: int) -> list[tuple[int, list[Move]]]:
+def record_games(
+    config: GameConfig, games: int, moves: int, seed: int
+) -> list[tuple[int, list[Move]]]:
     rnd = random.Random(seed)
     out = []
     for g in range(games):
@@ -107,7 +109,9 @@ def best_of(fn, repeat: int):  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--games", type=int, default=40)
     ap.add_argument("--moves", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
@@ -120,7 +124,9 @@ def main() -> None:
         GameConfig("st-helena"),
         GameConfig("louis"),
     ]
-    print(f"{'game':<26}{'moves/s':>12}{'baseline/s':>12}{'ratio':>8}{'legal gens/s':>14}{'avg legal':>10}")
+    print(
+        f"{'game':<26}{'moves/s':>12}{'baseline/s':>12}{'ratio':>8}{'legal gens/s':>14}{'avg legal':>10}"
+    )
     for config in configs:
         games = record_games(config, args.games, args.moves, args.seed)
         n, t = best_of(lambda: time_apply(config, games), args.repeat)  # noqa: B023
