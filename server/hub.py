@@ -804,9 +804,9 @@ class Hub:
         for seat in race.seats.values():
             member = room.members.get(seat.id)
             seat.connected = member is not None and member.conn is not None
+        race.wall_started = self.wall()
         if self.store is not None:
-            self.store.start_race(race, room.code, room.public_settings(), self.wall())
-        race.wall_started = self.wall()  # type: ignore[attr-defined]
+            self.store.start_race(race, room.code, room.public_settings(), race.wall_started)
         self.count("races_started")
         self._event("race_started", room, None, race=race.race_id)
         self._room_update(room, out)
@@ -845,7 +845,7 @@ class Hub:
             race_id=race.race_id,
             room=room.code,
             settings=room.public_settings(),
-            started_at=getattr(race, "wall_started", self.wall()),
+            started_at=race.wall_started if race.wall_started is not None else self.wall(),
             ended_at=self.wall(),
             reveal=over.reveal,
             standings=standings,
@@ -935,7 +935,7 @@ class Hub:
             elapsed_ms=race.elapsed_ms(now)
             if race is not None and race.started_at is not None
             else None,
-            time_limit_ms=race.time_limit_s * 1000 or None if race is not None else None,
+            time_limit_ms=(race.time_limit_s * 1000 or None) if race is not None else None,
             countdown_ms=countdown_ms,
             progress=race.progress() if race is not None and race.started_at is not None else [],
             standings=over.standings if over else None,

@@ -116,6 +116,8 @@ class Race:
         }
         self.started_at: float | None = None
         """Monotonic time of the start (None during the countdown)."""
+        self.wall_started: float | None = None
+        """Unix time of the start, for the public record."""
         self.ended_at: float | None = None
         self.end_reason: str | None = None
 
