@@ -1,0 +1,110 @@
+"""The bot's strength: win rate per level on Spider (1, 2, 4 suits), St. Helena and Louis.
+
+    .venv/bin/python bench/bots.py [--deals 100] [--levels easy,normal,strong]
+                                   [--games spider1,spider2,spider4,st-helena,louis]
+                                   [--first 1] [--procs 2]
+
+Offline, with the engine alone (no server): each game is played by ``client.bot.play_offline``,
+where the bot keeps its own copy of its board built from the real game's ``view()`` (face-down
+cards and stock UNKNOWN) and learns each card only when the real game shows it, as over the
+network; ``choose_move`` masks hidden cards once more besides.  Deals are numbers ``first`` to
+``first + deals - 1`` (PySolFC numbering), the same for every level.  Prints, for each game and
+level: games won, average score, average moves, seconds per game and milliseconds per move.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from client.bot import LEVELS, GameResult, play_offline
+from protocol.config import GameConfig
+from protocol.game import new_game
+
+GAMES = {
+    "spider1": GameConfig("spider", {"suits": 1}),
+    "spider2": GameConfig("spider", {"suits": 2}),
+    "spider4": GameConfig("spider", {"suits": 4}),
+    "st-helena": GameConfig("st-helena"),
+    "louis": GameConfig("louis"),
+    "st-helena-any": GameConfig("st-helena", {"build": "any"}),
+    "louis-any": GameConfig("louis", {"build": "any"}),
+}
+DEFAULT_GAMES = ("spider1", "spider2", "spider4", "st-helena", "louis")
+
+
+def play_one(task: tuple[str, str, int]) -> tuple[str, str, int, GameResult]:
+    game, level, number = task
+    config = GAMES[game]
+    result = play_offline(new_game(config, number), level, random.Random(number))
+    return game, level, number, result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--deals", type=int, default=100, help="deals per game and level")
+    ap.add_argument("--first", type=int, default=1, help="the first deal number")
+    ap.add_argument("--levels", default=",".join(LEVELS))
+    ap.add_argument("--games", default=",".join(DEFAULT_GAMES), help=f"from {', '.join(GAMES)}")
+    ap.add_argument("--procs", type=int, default=2, help="worker processes (1: no pool)")
+    args = ap.parse_args(argv)
+    levels = [x for x in args.levels.split(",") if x]
+    games = [x for x in args.games.split(",") if x]
+    for x in levels:
+        if x not in LEVELS:
+            ap.error(f"unknown level {x}")
+    for x in games:
+        if x not in GAMES:
+            ap.error(f"unknown game {x}: choose from {', '.join(GAMES)}")
+    tasks = [
+        (g, lv, n) for g in games for lv in levels for n in range(args.first, args.first + args.deals)
+    ]
+    # the slow ones first, so that the pool ends together
+    tasks.sort(key=lambda t: (t[1] != "strong", not t[0].startswith("spider")))
+    results: dict[tuple[str, str], list[GameResult]] = defaultdict(list)
+    t0 = time.perf_counter()
+    if args.procs > 1:
+        with multiprocessing.Pool(args.procs) as pool:
+            for g, lv, _n, r in pool.imap_unordered(play_one, tasks, chunksize=2):
+                results[g, lv].append(r)
+    else:
+        for task in tasks:
+            g, lv, _n, r = play_one(task)
+            results[g, lv].append(r)
+    wall = time.perf_counter() - t0
+
+    print(
+        f"{'game':<22}{'level':<8}{'deals':>6}{'won':>6}{'win %':>7}{'score':>8}"
+        f"{'moves':>7}{'s/game':>8}{'ms/move':>9}{'resigned':>9}{'stuck':>6}"
+    )
+    for g in games:
+        for lv in levels:
+            rs = results[g, lv]
+            n = len(rs)
+            won = sum(r.won for r in rs)
+            moves = sum(r.moves for r in rs)
+            secs = sum(r.seconds for r in rs)
+            print(
+                f"{GAMES[g].title:<22}{lv:<8}{n:>6}{won:>6}{100 * won / n:>6.0f}%"
+                f"{sum(r.score for r in rs) / n:>8.1f}{moves / n:>7.0f}{secs / n:>8.2f}"
+                f"{1000 * secs / max(moves, 1):>9.2f}{sum(r.resigned for r in rs):>9}"
+                f"{sum(r.stuck and not r.resigned for r in rs):>6}"
+            )
+    print(
+        f"deals {args.first}..{args.first + args.deals - 1}, {len(tasks)} games, "
+        f"{args.procs} process(es), {wall:.0f} s wall clock"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

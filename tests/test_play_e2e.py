@@ -1,0 +1,105 @@
+"""End to end: ``patience-race play --bots 1`` reaches the game screen, in the app and as a command."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from client.app import Plan, RaceApp
+from protocol.messages import Settings
+
+from .test_client_app import text_of, wait_until
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+async def test_play_with_one_bot_reaches_the_game_screen() -> None:
+    plan = Plan(
+        action="play",
+        name="Ann",
+        settings=Settings(game="spider", options={"suits": 1}),
+        bots=1,
+        bot_think=0.05,
+        auto_ready=True,
+    )
+    app = RaceApp(plan)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.model.phase == "racing", timeout=20)
+        board = text_of(app, "#board")
+        assert "Stock 50" in board and "▒5" in board
+        # the bot races: its progress shows up on the side
+        await wait_until(
+            pilot,
+            lambda: any(p.name == "Bot 1" and p.moves > 0 for p in app.model.progress),
+            timeout=20,
+        )
+        assert "Bot 1" in text_of(app, "#side")
+        await pilot.press("q", "q")
+
+
+def _read_screen(fd: int, until: float, pattern: bytes) -> bytes:
+    seen = b""
+    while time.monotonic() < until:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if re.search(pattern, seen):
+                return seen
+    return seen
+
+
+def test_the_play_command_in_a_terminal(tmp_path: Path) -> None:
+    """The installed command, in a pseudo-terminal of 80x24, as a newcomer runs it."""
+    env = {
+        **os.environ,
+        "TERM": "xterm-256color",
+        "COLUMNS": "80",
+        "LINES": "24",
+        "XDG_STATE_HOME": str(tmp_path),
+    }
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the real command
+        os.execve(
+            sys.executable,
+            [sys.executable, "-m", "client.cli", "play", "--bots", "1", "--think", "0.1"],
+            env,
+        )
+    try:
+        import fcntl
+        import struct
+        import termios
+
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+        screen = _read_screen(fd, time.monotonic() + 30, rb"Stock\s+50")
+        assert re.search(rb"Stock\s+50", screen), screen[-2000:]
+        assert b"Bot 1" in screen or b"Race" in screen
+        os.write(fd, b"qq")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                assert os.waitstatus_to_exitcode(status) == 0
+                return
+            _read_screen(fd, time.monotonic() + 0.2, rb"$^")
+        raise AssertionError("the client did not quit on q q")
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(fd)
+        subprocess.run(["stty", "sane"], check=False, stdin=subprocess.DEVNULL, capture_output=True)
