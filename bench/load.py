@@ -83,11 +83,13 @@ def start(cmd: list[str]) -> tuple[subprocess.Popen[str], str]:
 
 
 def race_server_cmd(args: argparse.Namespace) -> list[str]:
+    profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
     return [
-        sys.executable, "-m", "server.cli", "--port", "0", "--db", args.db,
+        sys.executable, *profile, "-m", "server.cli", "--port", "0", "--db", args.db,
         "--log-level", "info", "--log-format", "text",
         "--max-connections", "50000", "--max-per-address", "50000", "--max-rooms", "10000",
         "--rate", "200", "--burst", "400", "--countdown-ms", "300",
+        "--loop", args.loop,
     ]  # fmt: skip
 
 
@@ -509,6 +511,10 @@ def main() -> int:
         "--frame", type=int, default=0, help="echo frame size (default: a move command's)"
     )
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--profile", metavar="FILE", help="run the server under cProfile, writing FILE")
+    ap.add_argument(
+        "--loop", default="asyncio", choices=("asyncio", "uvloop"), help="the server's event loop"
+    )
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     ap.add_argument(
         "--check", action="store_true", help="exit 1 on any error, disconnect or lost move"

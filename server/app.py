@@ -81,7 +81,10 @@ class RaceServer:
         sock = next(iter(self.server.sockets))
         self.port = sock.getsockname()[1]
         self._ticker = asyncio.create_task(self._tick_forever())
-        log.info("listening", extra={"fields": {"event": "listening", "url": self.url}})
+        loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
+        log.info(
+            "listening", extra={"fields": {"event": "listening", "url": self.url, "loop": loop}}
+        )
 
     async def stop(self) -> None:
         if self._ticker is not None:

@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         "",
         "comma-separated addresses or networks (127.0.0.1, 10.0.0.0/8) whose X-Forwarded-For is believed",
     )
+    opt("loop", "auto", "event loop: asyncio, uvloop, or auto (uvloop when it is installed)")
     opt("log-format", "text", "text (for people) or json (for machines)")
     opt("log-level", "info", "debug, info, warning or error")
     p.add_argument(
@@ -91,6 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.schema:
         print(json.dumps(json_schemas(), indent=1))
         return 0
+    if args.loop not in ("auto", "asyncio", "uvloop"):
+        print("patience-race-server: --loop is auto, asyncio or uvloop", file=sys.stderr)
+        return 2
     if args.log_format not in ("text", "json"):
         print("patience-race-server: --log-format is text or json", file=sys.stderr)
         return 2
@@ -139,8 +143,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     origins = [o.strip() for o in args.origins.split(",") if o.strip()] or None
     with contextlib.suppress(KeyboardInterrupt):
         proxies = [p for p in args.trusted_proxies.split(",") if p.strip()]
-        asyncio.run(serve(args.host, args.port, args.db, limits, origins, proxies))
+        factory = loop_factory(args.loop)
+        with asyncio.Runner(loop_factory=factory) as runner:
+            runner.run(serve(args.host, args.port, args.db, limits, origins, proxies))
     return 0
+
+
+def loop_factory(choice: str):  # type: ignore[no-untyped-def]
+    """uvloop's loop when asked for (or, with auto, when installed); None for asyncio's own."""
+    if choice == "asyncio":
+        return None
+    try:
+        import uvloop  # type: ignore[import-not-found]
+    except ImportError:
+        if choice == "uvloop":
+            raise SystemExit(
+                "patience-race-server: --loop uvloop needs uvloop: pip install uvloop"
+            ) from None
+        return None
+    return uvloop.new_event_loop
 
 
 async def serve(
