@@ -180,7 +180,7 @@ class RaceApp(App[None]):
         else:
             main.update("Connecting...")
         side = self.query_one("#side", Static)
-        side.display = bool(m.progress)
+        side.display = bool(m.progress) and m.phase == "racing"
         side.update(render.opponents(m))
         hint = "?: help  q q: quit"
         if (

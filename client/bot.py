@@ -9,13 +9,20 @@ Strategy (pure, no I/O)::
 caller passes its own client copy (``GameState.from_view``) or the server's full state.  Levels:
 
 - ``easy``: one move ahead, the position value blurred with noise: a casual player.
-- ``normal``: a short best-first look-ahead (about a hundred positions) with the same heuristics:
-  Spider: complete suits home, reveal cards, build in suit, make and keep empty piles, deal when
-  nothing helps (filling empty piles first); St. Helena and Louis: foundations first, moves that
-  free the cards the foundations want next, the stock deal and the redeals when stuck.
-- ``strong``: a wider best-first search (a few thousand positions, tens of milliseconds) over the
-  moves that show no new card, for the sequence that reaches the best position; it then plays the
-  whole sequence without searching again.
+- ``normal``: a short best-first look-ahead (about a hundred positions, four moves) over the moves
+  that show no new card, and a wider one (400) before it deals, redeals or gives up.  Spider:
+  complete suits home, reveal cards, build in suit, make and keep empty piles, deal when nothing
+  helps (filling empty piles first, revealing cards if it can), and when the stock is out play on
+  for any card to turn; St. Helena and Louis: foundations first, moves that bring up the cards
+  the foundations want next, the stock deal and the redeals when nothing helps.
+- ``strong``: Spider: the same short look-ahead at each move, but searches much wider (1,500
+  then 6,000 positions, up to twenty moves) before dealing or giving up; St. Helena and Louis, where every card on
+  the table is known: a deep search at every decision (8,000 positions, thirty moves; 30,000 when
+  that finds nothing).
+
+A search looks for the line of moves that reaches the best-valued position (a move that shows a
+card ends its line: what follows depends on a card the bot does not know); the bot then plays the
+whole line without searching again.
 
 A :class:`Memory` (one per game) remembers the plan being played, the positions met since the
 last card was shown (never to go back to one) and how long since the last progress.  The bot
@@ -96,12 +103,9 @@ class LevelParams:
     """A wider search before a deal, a redeal or giving up, when the usual one found nothing."""
 
 
-
 PARAMS = {
     "easy": LevelParams(budget=200, depth=1, noise=12.0),
-    "normal": LevelParams(
-        budget=120, depth=4, noise=0.0, last_resort=LevelParams(1500, 10, 0.0)
-    ),
+    "normal": LevelParams(budget=120, depth=4, noise=0.0, last_resort=LevelParams(400, 6, 0.0)),
     "strong": LevelParams(
         budget=120,
         depth=4,
@@ -712,6 +716,10 @@ def apply_moved(state: GameState, moved: Moved) -> None:
         )
 
 
+MAX_RESYNCS = 3
+"""Boards taken again from the server in one race before the bot gives up."""
+
+
 class Pacer:
     """When to send the next move: ``think`` seconds (randomized) apart, never faster than the
     server's rate allows (``welcome.rate`` and ``burst``, with a margin)."""
@@ -758,6 +766,7 @@ class _Seat:
     pacer: Pacer
     max_races: int | None = None
     races: int = 0
+    kicked: bool = False
 
 
 async def run_bot(
@@ -814,7 +823,7 @@ async def run_bot(
     except Disconnected as exc:
         log.info("%s: %s", name, exc)
     finally:
-        if seat is not None and conn.closed is None:
+        if seat is not None and not seat.kicked and conn.closed is None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(conn.request(Leave(seq=0), timeout=1), 1.5)
         with contextlib.suppress(Exception):
@@ -856,7 +865,7 @@ async def _handle(seat: _Seat, event: Any) -> bool:
         return await _room_changed(seat, event.room)
     elif isinstance(event, Kicked):
         log.info("%s: %s", seat.name, event.message)
-        seat.conn.closed = Disconnected(None, "kicked")  # nothing to leave any more
+        seat.kicked = True
         return False
     elif isinstance(event, Notice):
         log.info("%s: %s", seat.name, event.message)
@@ -870,7 +879,7 @@ async def _room_changed(seat: _Seat, room: RoomInfo) -> bool:
     if me is None:
         return False
     seat.role = me.role
-    if not any(m.id != seat.you and m.connected for m in room.members):
+    if len(room.members) == 1 and room.state in ("lobby", "results"):
         log.info("%s: alone in room %s, leaving", seat.name, seat.code)
         return False
     if room.state == "lobby" and me.role == "player" and not me.ready:
@@ -889,6 +898,7 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
     state = state_class(config).from_view(config, board)
     seat.player.new_game()
     conn = seat.conn
+    resyncs = 0
     while not state.over:
         # events that came meanwhile: the end of the race (time up), a kick
         while not conn.events.empty():
@@ -899,11 +909,15 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
             if isinstance(item, RaceOver):
                 return item
             if isinstance(item, Kicked):
+                seat.kicked = True
                 return False
             if isinstance(item, RoomUpdate):
                 seat.room = item.room
         await seat.pacer.wait()
-        move = seat.player.choose(state) or RESIGN
+        # a search may take a good part of a second: keep the connection's loop responsive
+        move = await asyncio.to_thread(seat.player.choose, state) or RESIGN
+        if resyncs > MAX_RESYNCS:
+            move = RESIGN  # something is wrong with this board: give up rather than loop
         try:
             answer = await conn.request(MoveCmd(seq=0, move=to_wire(move)))
         except ServerError as exc:
@@ -913,6 +927,7 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
             if exc.code in ("race_not_running", "player_done", "not_a_player", "not_in_room"):
                 return None
             log.warning("%s: move %s refused (%s): taking the board again", seat.name, move, exc)
+            resyncs += 1
             fresh = await _resync(seat)
             if fresh is None:
                 return None
@@ -923,6 +938,7 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
             apply_moved(state, answer)
         except Desync as exc:
             log.warning("%s: %s: taking the board again", seat.name, exc)
+            resyncs += 1
             fresh = await _resync(seat)
             if fresh is None:
                 return None

@@ -165,11 +165,12 @@ def _helena(model: RaceModel, keys: Keys) -> Text:
     state = model.state
     assert state is not None
     t = Text()
-    fl = Text("Home ")
+    fl = Text("Home f1-4 ", style=DIM)
     for f, fnd in enumerate(state.foundations):
-        fl.append(f"f{f + 1}:")
+        if f == 4:
+            fl.append(" f5-8 ", style=DIM)
         fl.append_text(card_text(fnd[-1]) if fnd else Text("--", style=DIM))
-        fl.append(" " if f != 3 else " | ")
+        fl.append(" ")
     t.append_text(fl)
     t.append("\n")
     extra = f"redeals left {state.redeals_left}"
@@ -178,7 +179,7 @@ def _helena(model: RaceModel, keys: Keys) -> Text:
             f"stock {len(state.stock)} (d deals it)  " if state.deals_left else "stock dealt  "
         ) + extra
     if state.first_deal:
-        extra += "  first deal: piles 1-4 → kings only, 7-10 → aces only"
+        extra += "  first deal: 1-4 → f1-4, 7-10 → f5-8"
     t.append(extra + "\n", style=DIM)
     width = 14
     for i, pile in enumerate(state.piles):
@@ -239,9 +240,8 @@ def results(model: RaceModel) -> Text:
         me = s.id == model.you
         time_ = clock(s.finish_ms) if s.finish_ms is not None else "  -  "
         line = f"{s.rank:>2}. {s.name[:16]:<16} {s.status:<12} {s.score:>5}"
-        if s.score2 is not None:
-            line += f" ({s.score2:>2})"
-        line += f"  {time_}  moves {s.moves} undos {s.undos}\n"
+        line += f" ({s.score2:>2})" if s.score2 is not None else "     "
+        line += f"  {time_}  moves {s.moves:<4} undos {s.undos}\n"
         t.append(line, style="bold yellow" if me else "")
     t.append("\n")
     if model.verdict:
