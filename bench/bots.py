@@ -66,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         if x not in GAMES:
             ap.error(f"unknown game {x}: choose from {', '.join(GAMES)}")
     tasks = [
-        (g, lv, n) for g in games for lv in levels for n in range(args.first, args.first + args.deals)
+        (g, lv, n)
+        for g in games
+        for lv in levels
+        for n in range(args.first, args.first + args.deals)
     ]
     # the slow ones first, so that the pool ends together
     tasks.sort(key=lambda t: (t[1] != "strong", not t[0].startswith("spider")))
@@ -83,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - t0
 
     print(
-        f"{'game':<22}{'level':<8}{'deals':>6}{'won':>6}{'win %':>7}{'score':>8}"
+        f"{'game':<26}{'level':<8}{'deals':>6}{'won':>6}{'win %':>7}{'score':>8}"
         f"{'moves':>7}{'s/game':>8}{'ms/move':>9}{'resigned':>9}{'stuck':>6}"
     )
     for g in games:
@@ -94,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             moves = sum(r.moves for r in rs)
             secs = sum(r.seconds for r in rs)
             print(
-                f"{GAMES[g].title:<22}{lv:<8}{n:>6}{won:>6}{100 * won / n:>6.0f}%"
+                f"{GAMES[g].title:<26}{lv:<8}{n:>6}{won:>6}{100 * won / n:>6.0f}%"
                 f"{sum(r.score for r in rs) / n:>8.1f}{moves / n:>7.0f}{secs / n:>8.2f}"
                 f"{1000 * secs / max(moves, 1):>9.2f}{sum(r.resigned for r in rs):>9}"
                 f"{sum(r.stuck and not r.resigned for r in rs):>6}"
