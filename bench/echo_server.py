@@ -23,7 +23,13 @@ async def echo(ws: ServerConnection) -> None:
 
 async def main(port: int) -> None:
     async with serve(
-        echo, "127.0.0.1", port, max_size=64 * 1024, ping_interval=20, ping_timeout=20
+        echo,
+        "127.0.0.1",
+        port,
+        max_size=64 * 1024,
+        ping_interval=20,
+        ping_timeout=20,
+        compression=None,
     ) as server:
         sock = next(iter(server.sockets))
         print(f"listening ws://127.0.0.1:{sock.getsockname()[1]}", file=sys.stderr, flush=True)

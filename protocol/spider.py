@@ -208,6 +208,31 @@ class SpiderState(GameState):
             out.append(Move(Kind.DEAL))
         return out
 
+    def has_move(self) -> bool:
+        """Whether any move or deal is legal: cheaper than ``legal_moves()`` (stops at the first)."""
+        if self.resigned or self.won:
+            return False
+        if self._deal_problem() is None:
+            return True
+        piles = self.piles
+        down = self.down
+        if any(not p for p in piles):
+            return any(len(p) > d for p, d in zip(piles, down, strict=True))
+        tops = [p[-1] % 13 for p in piles]
+        for s in range(PILES):
+            src = piles[s]
+            up = len(src) - down[s]
+            if not up:
+                continue
+            run = run_length(src, up)
+            top_rank = src[-1] % 13
+            if run >= SUIT_LENGTH and top_rank == 0:
+                return True
+            for d in range(PILES):
+                if d != s and 1 <= tops[d] - top_rank <= run:
+                    return True
+        return False
+
     # -- outcome and scores ---------------------------------------------------------------------
 
     @property

@@ -71,6 +71,9 @@ class RaceServer:
             self.port,
             max_size=self.limits.max_frame,
             max_queue=16,
+            # msgpack frames are small: compressing them costs more CPU (and a zlib context per
+            # connection) than the bytes it saves
+            compression=None,
             ping_interval=20,
             ping_timeout=20,
             close_timeout=5,

@@ -125,7 +125,7 @@ class Outbox:
 class SeqCache:
     """The answers to the last commands, by sequence number."""
 
-    SIZE = 64
+    SIZE = 16
 
     def __init__(self) -> None:
         self.answers: OrderedDict[int, list[Event]] = OrderedDict()
@@ -689,7 +689,7 @@ class Hub:
                 score=seat.score,
                 score2=state.score2(),
                 won=state.won,
-                stuck=state.stuck,
+                stuck=seat.status == "stuck",
                 can_undo=state.can_undo and race.undo != "off",
             ),
         )
