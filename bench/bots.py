@@ -10,6 +10,11 @@ cards and stock UNKNOWN) and learns each card only when the real game shows it, 
 network; ``choose_move`` masks hidden cards once more besides.  Deals are numbers ``first`` to
 ``first + deals - 1`` (PySolFC numbering), the same for every level.  Prints, for each game and
 level: games won, average score, average moves, seconds per game and milliseconds per move.
+
+The whole default run (100 deals x 5 games x 3 levels, 1,500 games) takes about 10 minutes on two
+cores, nearly all of it the strong level (1.5 to 3 s a game; easy and normal well under 0.3 s).
+Use ``--levels easy,normal`` or fewer ``--deals`` for a quick look.  ``st-helena-any`` and
+``louis-any`` (build any suit, PySolFC's St. Helena) are there for comparison, not run by default.
 """
 
 from __future__ import annotations

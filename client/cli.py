@@ -287,17 +287,14 @@ def cmd_bot(args: argparse.Namespace) -> int:
     import asyncio
 
     from .bot import run_bot
+    from .net import ServerError
 
+    bot = run_bot(server_url(args), args.code, name=args.name, level=args.level, think=args.think)
     try:
-        asyncio.run(
-            run_bot(
-                server_url(args),
-                args.code,
-                name=args.name or "Bot",
-                level=args.level,
-                think=args.think,
-            )
-        )
+        asyncio.run(bot)
+    except ServerError as exc:
+        print(f"patience-race: the server refused the bot: {exc.message}", file=sys.stderr)
+        return 1
     except (OSError, TimeoutError) as exc:
         print(f"patience-race: cannot reach {server_url(args)}: {exc}", file=sys.stderr)
         return 1
