@@ -71,7 +71,8 @@ from protocol.messages import (
     RoomInfo,
     RoomUpdate,
     Snapshot,
-    WireMove,
+    from_wire,
+    to_wire,
 )
 from protocol.moves import DEAL, REDEAL, RESIGN, UNKNOWN, Kind, Move, Placed
 from protocol.view import BoardView
@@ -664,29 +665,6 @@ def play_offline(
 
 
 # -- the network player -----------------------------------------------------------------------
-
-_KINDS = {
-    "tableau": Kind.TABLEAU,
-    "foundation": Kind.FOUNDATION,
-    "deal": Kind.DEAL,
-    "redeal": Kind.REDEAL,
-    "undo": Kind.UNDO,
-    "resign": Kind.RESIGN,
-}
-_KIND_NAMES = {v: k for k, v in _KINDS.items()}
-
-
-def to_wire(move: Move) -> WireMove:
-    return WireMove(
-        kind=_KIND_NAMES[move.kind],  # type: ignore[arg-type]
-        src=move.src,
-        dst=move.dst,
-        count=move.count,
-    )
-
-
-def from_wire(move: WireMove) -> Move:
-    return Move(_KINDS[move.kind], move.src, move.dst, move.count)
 
 
 class Desync(Exception):

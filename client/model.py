@@ -34,31 +34,13 @@ from protocol.messages import (
     RoomUpdate,
     Snapshot,
     Standing,
-    WireMove,
+    from_wire,
 )
 from protocol.moves import IllegalMove, Kind, Move, Placed
 from protocol.notation import format_move
 
-KIND_OF = {
-    "tableau": Kind.TABLEAU,
-    "foundation": Kind.FOUNDATION,
-    "deal": Kind.DEAL,
-    "redeal": Kind.REDEAL,
-    "undo": Kind.UNDO,
-    "resign": Kind.RESIGN,
-}
-WIRE_KIND = {v: k for k, v in KIND_OF.items()}
-
 PILE_KEYS = "1234567890-="
 """Pile keys: 1 to 9, then 0 for pile 10, - for 11 and = for 12."""
-
-
-def to_move(w: WireMove) -> Move:
-    return Move(KIND_OF[w.kind], w.src, w.dst, w.count)
-
-
-def to_wire(m: Move) -> WireMove:
-    return WireMove(kind=WIRE_KIND[m.kind], src=m.src, dst=m.dst, count=m.count)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -157,7 +139,7 @@ class RaceModel:
     def _on_moved(self, e: Moved, now: float) -> None:
         if self.state is None:
             return
-        move = to_move(e.move)
+        move = from_wire(e.move)
         try:
             if move.kind == Kind.UNDO:
                 self.state.apply(move)

@@ -29,10 +29,11 @@ from protocol.messages import (
     Snapshot,
     Start,
     UpdateSettings,
+    to_wire,
 )
 from protocol.moves import Move
 
-from .model import RaceModel, to_wire
+from .model import RaceModel
 from .net import Connection, Disconnected, ServerError
 from .seats import forget_seat, save_seat, saved_seat
 

@@ -20,6 +20,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from .moves import Kind, Move
 from .view import BoardView, CardName
 
 PROTOCOL_VERSION = "1.0"
@@ -168,6 +169,27 @@ class WireMove(Model):
     """A pile, or a foundation (from 0) for ``foundation``; -1 lets the server choose."""
     count: Annotated[int, Field(ge=0, le=104)] = 0
     """Cards moved; 0 asks for the unit chosen as the notation's ``3>7`` would."""
+
+
+WIRE_KINDS: dict[str, Kind] = {
+    "tableau": Kind.TABLEAU,
+    "foundation": Kind.FOUNDATION,
+    "deal": Kind.DEAL,
+    "redeal": Kind.REDEAL,
+    "undo": Kind.UNDO,
+    "resign": Kind.RESIGN,
+}
+_KIND_NAMES = {v: k for k, v in WIRE_KINDS.items()}
+
+
+def to_wire(move: Move) -> WireMove:
+    """An engine move as it travels."""
+    return WireMove(kind=_KIND_NAMES[move.kind], src=move.src, dst=move.dst, count=move.count)  # type: ignore[arg-type]
+
+
+def from_wire(move: WireMove) -> Move:
+    """A move off the wire, for the engine."""
+    return Move(WIRE_KINDS[move.kind], move.src, move.dst, move.count)
 
 
 class Shown(Model):

@@ -18,20 +18,12 @@ from protocol.messages import (
     Shown,
     Standing,
     WireMove,
+    from_wire,
+    to_wire,
 )
-from protocol.moves import IllegalMove, Kind, Move
+from protocol.moves import IllegalMove, Kind
 from protocol.notation import format_move
 from protocol.spider import SUIT_LENGTH, run_length
-
-KINDS = {
-    "tableau": Kind.TABLEAU,
-    "foundation": Kind.FOUNDATION,
-    "deal": Kind.DEAL,
-    "redeal": Kind.REDEAL,
-    "undo": Kind.UNDO,
-    "resign": Kind.RESIGN,
-}
-KIND_NAMES = {v: k for k, v in KINDS.items()}
 
 
 class RaceError(Exception):
@@ -49,14 +41,6 @@ def random_number(config: GameConfig) -> int:
         return secrets.randbelow(10**9)
     low, high = RANDOM_RANGE
     return low + secrets.randbelow(high - low)
-
-
-def to_wire(move: Move) -> WireMove:
-    return WireMove(kind=KIND_NAMES[move.kind], src=move.src, dst=move.dst, count=move.count)  # type: ignore[arg-type]
-
-
-def from_wire(move: WireMove) -> Move:
-    return Move(KINDS[move.kind], move.src, move.dst, move.count)
 
 
 @dataclass

@@ -32,12 +32,13 @@ from protocol.messages import (
     Settings,
     Snapshot,
     WireMove,
+    to_wire,
 )
+from protocol.messages import WIRE_KINDS as KINDS
 from protocol.moves import Kind, Move, Placed
 from server.app import RaceServer
 from server.hub import Room
 from server.limits import Limits
-from server.race import KINDS, to_wire
 from server.store import Store
 
 

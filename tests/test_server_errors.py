@@ -23,8 +23,8 @@ from protocol.messages import (
     Settings,
     Start,
     WireMove,
+    from_wire,
 )
-from server.race import from_wire
 
 from .server_helpers import (
     close_all,
