@@ -85,11 +85,15 @@ class RaceApp(App[None]):
         self.failed: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(id="top")
+        # kept as attributes: the help overlay is another screen, and the view must still
+        # follow the race underneath it
+        self.top, self.main_view = Static(id="top"), Static(id="board")
+        self.side, self.status_line = Static(id="side"), Static(id="status")
+        yield self.top
         with Horizontal(id="main"):
-            yield Static(id="board")
-            yield Static(id="side")
-        yield Static(id="status")
+            yield self.main_view
+            yield self.side
+        yield self.status_line
 
     async def on_mount(self) -> None:
         self.set_interval(0.2, self.refresh_view)
@@ -163,11 +167,15 @@ class RaceApp(App[None]):
     # -- drawing ----------------------------------------------------------------------------
 
     def refresh_view(self) -> None:
+        """Redraw from the model; a no-op once the screen is gone (the session may still call)."""
         if not self.is_mounted:
             return
+        self._draw()
+
+    def _draw(self) -> None:
         m = self.model
-        self.query_one("#top", Static).update(render.header(m, self.auto_home))
-        main = self.query_one("#board", Static)
+        self.top.update(render.header(m, self.auto_home))
+        main = self.main_view
         if m.phase in ("lobby", "countdown"):
             main.update(render.lobby(m))
         elif m.phase == "racing":
@@ -179,7 +187,7 @@ class RaceApp(App[None]):
             main.update(f"{m.status}\n\nPress q to quit.")
         else:
             main.update("Connecting...")
-        side = self.query_one("#side", Static)
+        side = self.side
         side.display = bool(m.progress) and m.phase == "racing"
         side.update(render.opponents(m))
         hint = "?: help  q q: quit"
@@ -189,7 +197,7 @@ class RaceApp(App[None]):
             and m.phase not in ("gone", "kicked")
         ):
             hint = "connection lost: reconnecting...  " + hint
-        self.query_one("#status", Static).update(f"{m.status}\n{hint}")
+        self.status_line.update(f"{m.status}\n{hint}")
 
     # -- keys -----------------------------------------------------------------------------------
 

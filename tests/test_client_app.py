@@ -126,11 +126,17 @@ async def test_race_in_the_app_against_a_real_server() -> None:
             await pilot.press("d")
             await wait_until(pilot, lambda: len(state.stock) == 40)
             assert "Stock 40" in text_of(app, "#board")
-            # Bob's progress shows up live
+            # Bob's progress shows up live, even while Ann reads the help overlay
+            await pilot.press("?")
+            await wait_until(pilot, lambda: app.screen is not app.screen_stack[0])
             await bob.request(MoveCmd(seq=0, move=WireMove(kind="deal")))
             await wait_until(
                 pilot, lambda: any(p.name == "Bob" and p.moves == 1 for p in app.model.progress)
             )
+            await pilot.pause(0.3)
+            assert "m1" in str(app.side.render())
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: app.screen is app.screen_stack[0])
             assert "Bob" in text_of(app, "#side")
             # both resign: results, with the deal verified against every card Ann saw
             await pilot.press("x", "x")
