@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
 import json
 import multiprocessing as mp
 import os
@@ -32,6 +34,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,6 +117,8 @@ class Stats:
     disconnects: int = 0
     stuck: int = 0
     connections: int = 0
+    cpu: float = 0.0
+    """CPU seconds this client process spent during the measured window."""
     error_samples: list[str] = field(default_factory=list)
 
 
@@ -220,6 +225,20 @@ class Player:
             self.room.acks[(self.id, state.moves)] = t1
 
 
+@contextlib.contextmanager
+def quiet_gc() -> Iterator[None]:
+    """No garbage collection in a load process during the measured window: its pauses would
+    show as server latency.  (The window is bounded; the process ends soon after.)"""
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
 @dataclass
 class Room:
     acks: dict[tuple[int, int], float] = field(default_factory=dict)
@@ -279,7 +298,12 @@ async def race_rooms(url: str, n_rooms: int, players: int, spectators: int, game
     for p in everyone:
         p.measuring = True
     end = start + duration
-    await asyncio.gather(*(p.play(random.Random(rng.random()), rate, start, end) for p in racers))
+    cpu0 = time.process_time()
+    with quiet_gc():
+        await asyncio.gather(
+            *(p.play(random.Random(rng.random()), rate, start, end) for p in racers)
+        )
+    stats.cpu = time.process_time() - cpu0
     await asyncio.sleep(0.5)  # the last progress events
     for p in everyone:
         p.closing = True
@@ -303,6 +327,7 @@ async def echo_clients(url: str, rooms: int, players: int, spectators: int, size
     await asyncio.to_thread(barrier.wait)
     start = await asyncio.to_thread(go.get)
     end = start + duration
+    cpu0 = time.process_time()
 
     async def loop(ws: ClientConnection, r: random.Random) -> None:
         interval = 1 / rate
@@ -321,7 +346,9 @@ async def echo_clients(url: str, rooms: int, players: int, spectators: int, size
         except ConnectionClosed:
             stats.disconnects += 1
 
-    await asyncio.gather(*(loop(ws, random.Random(rng.random())) for ws in conns))
+    with quiet_gc():
+        await asyncio.gather(*(loop(ws, random.Random(rng.random())) for ws in conns))
+    stats.cpu = time.process_time() - cpu0
     await asyncio.gather(*(ws.close() for ws in conns + idle), return_exceptions=True)
     return stats.__dict__
 
@@ -395,9 +422,11 @@ def run(kind: str, url: str, pid: int | None, args: argparse.Namespace) -> dict[
     start = time.monotonic() + 0.2
     for _ in workers:
         go.put(start)
+    metrics0 = scrape(url) if kind == "race" else None
     cpu0 = cpu_seconds(pid) if pid else 0.0
     time.sleep(max(0.0, start + args.duration - time.monotonic()))
     cpu1 = cpu_seconds(pid) if pid else 0.0
+    metrics1 = scrape(url) if kind == "race" else None
     results = [out.get(timeout=args.duration + 120) for _ in workers]
     for w in workers:
         w.join(timeout=30)
@@ -431,17 +460,71 @@ def run(kind: str, url: str, pid: int | None, args: argparse.Namespace) -> dict[
         "cpu_s": cpu1 - cpu0,
         "cpu_us_per_msg": (cpu1 - cpu0) / merged.acked * 1e6 if merged.acked and pid else float("nan"),
         "cpu_share": (cpu1 - cpu0) / args.duration if pid else float("nan"),
+        "client_cpu_share": merged.cpu / args.duration / len(shares),
         "rss_idle_mib": rss_idle / 2**20,
         "rss_loaded_mib": rss_loaded / 2**20,
         "kib_per_conn": (rss_loaded - rss_idle) / 1024 / conns if pid and conns else float("nan"),
+        **server_side(metrics0, metrics1),
     }  # fmt: skip
 
 
-def server_moves_ok(url: str) -> int | None:
-    http = url.replace("ws://", "http://") + "/metrics"
+def scrape(url: str) -> str | None:
+    """The server's /metrics page (None if it has none)."""
+    http = url.replace("ws://", "http://").replace("wss://", "https://") + "/metrics"
     try:
-        text = urllib.request.urlopen(http, timeout=5).read().decode()
+        return urllib.request.urlopen(http, timeout=5).read().decode()
     except OSError:
+        return None
+
+
+def buckets(text: str, name: str) -> list[tuple[float, int]]:
+    return [
+        (float(le), int(n))
+        for le, n in re.findall(rf'^{name}_bucket{{le="([^"]+)"}} (\d+)$', text, re.M)
+    ]
+
+
+def bucket_quantile(
+    before: list[tuple[float, int]], after: list[tuple[float, int]], q: float
+) -> float:
+    """The upper bound (ms) of the bucket holding quantile ``q`` of what was observed between
+    two scrapes of a cumulative Prometheus histogram."""
+    old = dict(before)
+    delta = [(le, n - old.get(le, 0)) for le, n in after]
+    total = delta[-1][1] if delta else 0
+    if not total:
+        return float("nan")
+    for le, n in delta:
+        if n >= q * total:
+            return le * 1000
+    return float("inf")
+
+
+def server_side(before: str | None, after: str | None) -> dict[str, Any]:
+    """What the server measured itself during the window: command handling and loop lag."""
+    out: dict[str, Any] = {}
+    if not before or not after:
+        return out
+    for key, name in (
+        ("srv_cmd", "patience_race_command_seconds"),
+        ("srv_lag", "patience_race_loop_lag_seconds"),
+    ):
+        b, a = buckets(before, name), buckets(after, name)
+        if a:
+            out[f"{key}_p50"] = bucket_quantile(b, a, 0.50)
+            out[f"{key}_p99"] = bucket_quantile(b, a, 0.99)
+            out[f"{key}_max"] = bucket_quantile(b, a, 1.0)
+    for gen in (0, 1, 2):
+        pattern = rf'^patience_race_gc_collections_total{{generation="{gen}"}} (\d+)$'
+        b, a = re.search(pattern, before, re.M), re.search(pattern, after, re.M)
+        if a and b:
+            out[f"srv_gc{gen}"] = int(a.group(1)) - int(b.group(1))
+    return out
+
+
+def server_moves_ok(url: str) -> int | None:
+    text = scrape(url)
+    if text is None:
         return None
     m = re.search(r'patience_race_moves_total\{result="ok"\} (\d+)', text)
     return int(m.group(1)) if m else 0
@@ -467,20 +550,28 @@ def report(race: dict[str, Any], echo: dict[str, Any] | None, args: argparse.Nam
         ("progress delay max (ms)", "bc_max", "{:.1f}"),
         ("server CPU per move (us)", "cpu_us_per_msg", "{:.0f}"),
         ("server CPU busy (share of 1 core)", "cpu_share", "{:.2f}"),
+        ("each load process busy (of 1 core)", "client_cpu_share", "{:.2f}"),
         ("server RSS idle (MiB)", "rss_idle_mib", "{:.1f}"),
         ("server RSS loaded (MiB)", "rss_loaded_mib", "{:.1f}"),
         ("server memory per connection (KiB)", "kib_per_conn", "{:.1f}"),
+        ("server: command handled p50 (ms, <=)", "srv_cmd_p50", "{:g}"),
+        ("server: command handled p99 (ms, <=)", "srv_cmd_p99", "{:g}"),
+        ("server: command handled max (ms, <=)", "srv_cmd_max", "{:g}"),
+        ("server: loop wake-up lag p99 (ms, <=)", "srv_lag_p99", "{:g}"),
+        ("server: loop wake-up lag max (ms, <=)", "srv_lag_max", "{:g}"),
+        ("server: GC runs, gen 0/1/2", "srv_gc", "{}"),
         ("errors", "errors", "{}"),
         ("disconnects", "disconnects", "{}"),
     ]
+    if "srv_gc0" in race:
+        race["srv_gc"] = f"{race['srv_gc0']}/{race['srv_gc1']}/{race['srv_gc2']}"
+    else:
+        rows = [r for r in rows if not r[1].startswith("srv_")]
     print(f"{'':38}{'race server':>14}{'bare echo':>12}{'ratio':>9}")
     for label, key, fmt in rows:
-        e = (
-            fmt.format(echo[key])
-            if echo is not None and key in echo and not key.startswith("bc_")
-            else ""
-        )
-        r = ratio(key) if not key.startswith("bc_") and key not in ("errors", "disconnects") else ""
+        own = key.startswith(("bc_", "srv_"))  # no echo counterpart
+        e = fmt.format(echo[key]) if echo is not None and key in echo and not own else ""
+        r = ratio(key) if not own and key not in ("errors", "disconnects") else ""
         print(f"{label:38}{fmt.format(race[key]):>14}{e:>12}{r:>9}")
     if race["error_samples"]:
         print("error samples:", "; ".join(race["error_samples"]))

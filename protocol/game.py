@@ -205,6 +205,10 @@ class GameState(ABC):
     def score2(self) -> int | None:
         return None
 
+    def scores(self) -> tuple[int, int | None]:
+        """``(score(), score2())``, computed together where that is cheaper."""
+        return self.score(), self.score2()
+
     @property
     def deals_left(self) -> int:
         return 0

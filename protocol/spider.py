@@ -262,12 +262,17 @@ class SpiderState(GameState):
 
     def score(self) -> int:
         """xpat2's score, 0..1000 (RULES.md section 3)."""
+        return self.scores()[0]
+
+    def scores(self) -> tuple[int, int]:
+        """xpat2's and aisleriot's scores from one walk over the piles."""
         pairs, runs = self._pairs_and_runs()
         turned = FACE_DOWN_AT_START - sum(self.down)
         clear = self.down.count(0)
         done = sum(1 for f in self.foundations if f)
         bonus = 2 * max(0, runs - 3) if runs + done == 8 else 0
-        return 10 * turned + 15 * clear + 2 * pairs + 26 * runs + 50 * done + bonus
+        score = 10 * turned + 15 * clear + 2 * pairs + 26 * runs + 50 * done + bonus
+        return score, pairs + 12 * done
 
     def score2(self) -> int:
         """aisleriot's score, 0..96."""

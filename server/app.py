@@ -20,10 +20,11 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from protocol.codec import DecodeError, decode, encode
+from protocol.codec import DecodeError, decode
 
 from .hub import CLOSE_FULL, Hub, Outbox
 from .limits import Limits
+from .metrics import Histogram, gc_lines
 from .store import Store
 
 log = logging.getLogger("patience_race.server")
@@ -59,6 +60,14 @@ class RaceServer:
         """Connections the hub closed: frames still arriving on them are not handled."""
         self.close_codes: dict[int, int] = {}
         self.started = time.monotonic()
+        self.handling = Histogram(
+            "patience_race_command_seconds",
+            "Time from reading a command off its socket to having written every frame it causes.",
+        )
+        self.loop_lag = Histogram(
+            "patience_race_loop_lag_seconds",
+            "How late the event loop woke for its clock tick: how long a frame can wait unread.",
+        )
 
     @property
     def url(self) -> str:
@@ -152,6 +161,7 @@ class RaceServer:
                         getattr(message, "seq", None),
                     )
                 self._dispatch(out)
+                self.handling.observe(time.monotonic() - now)
         except ConnectionClosed:
             pass
         finally:
@@ -199,7 +209,7 @@ class RaceServer:
                     targets.append(ws)
                 i += 1
             if targets:
-                broadcast(targets, encode(event))
+                broadcast(targets, out.frame(event))
         for close in out.closes:
             ws = self.sockets.get(close.conn)
             if ws is not None and close.conn not in self._doomed:
@@ -209,10 +219,14 @@ class RaceServer:
                 task.add_done_callback(self._closing.discard)
 
     async def _tick_forever(self) -> None:
+        tick = self.limits.tick_s
         while True:
-            await asyncio.sleep(self.limits.tick_s)
+            due = time.monotonic() + tick
+            await asyncio.sleep(tick)
+            now = time.monotonic()
+            self.loop_lag.observe(max(0.0, now - due))
             try:
-                self._dispatch(self.hub.tick(time.monotonic()))
+                self._dispatch(self.hub.tick(now))
             except Exception:
                 log.exception("tick failed", extra={"fields": {"event": "internal_error"}})
 
@@ -290,4 +304,5 @@ class RaceServer:
             "# TYPE patience_race_uptime_seconds gauge",
             f"patience_race_uptime_seconds {time.monotonic() - self.started:.1f}",
         ]
+        lines += self.handling.lines() + self.loop_lag.lines() + gc_lines()
         return "\n".join(lines) + "\n"

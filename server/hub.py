@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from protocol.codec import encode
 from protocol.config import ConfigError, GameConfig
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -100,18 +101,23 @@ class Close:
 
 @dataclass
 class Outbox:
-    """What the hub wants done: ``sends`` in order, then ``closes``."""
+    """What the hub wants done: ``sends`` in order, then ``closes``.
 
-    sends: list[tuple[int, Event]] = field(default_factory=list)
+    A send is an event, or a frame already encoded (an answer sent again for a repeated sequence
+    number).  :meth:`frame` encodes each event once, however many connections it goes to and
+    whether or not it is also kept in a :class:`SeqCache`."""
+
+    sends: list[tuple[int, Event | bytes]] = field(default_factory=list)
     closes: list[Close] = field(default_factory=list)
     replies: list[Event] = field(default_factory=list)
     """The direct answers to the command handled, kept to answer a repeated sequence number."""
+    _frames: dict[int, bytes] = field(default_factory=dict, repr=False)
 
     def reply(self, conn: int, event: Event) -> None:
         self.sends.append((conn, event))
         self.replies.append(event)
 
-    def send(self, conn: int, event: Event) -> None:
+    def send(self, conn: int, event: Event | bytes) -> None:
         self.sends.append((conn, event))
 
     def close(self, conn: int, code: int, reason: str) -> None:
@@ -120,25 +126,41 @@ class Outbox:
     def extend(self, other: Outbox) -> None:
         self.sends.extend(other.sends)
         self.closes.extend(other.closes)
+        self._frames.update(other._frames)
+
+    def frame(self, event: Event | bytes) -> bytes:
+        """``event`` as it goes on the wire (encoded once per outbox)."""
+        if isinstance(event, bytes):
+            return event
+        key = id(event)  # the event is alive in this outbox, so its id is not reused
+        data = self._frames.get(key)
+        if data is None:
+            data = self._frames[key] = encode(event)
+        return data
 
 
 class SeqCache:
-    """The answers to the last commands, by sequence number."""
+    """The answers to the last :attr:`SIZE` commands, by sequence number, as encoded frames:
+    bytes are compact and hold no references for the garbage collector to walk."""
 
     SIZE = 16
 
+    __slots__ = ("answers", "highest")
+
     def __init__(self) -> None:
-        self.answers: OrderedDict[int, list[Event]] = OrderedDict()
+        self.answers: dict[int, tuple[bytes, ...]] = {}
         self.highest = -1
 
-    def get(self, seq: int) -> list[Event] | None:
+    def get(self, seq: int) -> tuple[bytes, ...] | None:
         return self.answers.get(seq)
 
-    def put(self, seq: int, events: list[Event]) -> None:
-        self.answers[seq] = events
-        self.highest = max(self.highest, seq)
-        while len(self.answers) > self.SIZE:
-            self.answers.popitem(last=False)
+    def put(self, seq: int, frames: tuple[bytes, ...]) -> None:
+        answers = self.answers
+        answers[seq] = frames
+        if seq > self.highest:
+            self.highest = seq
+        while len(answers) > self.SIZE:
+            del answers[next(iter(answers))]  # the oldest: dicts keep insertion order
 
 
 @dataclass
@@ -389,8 +411,8 @@ class Hub:
         cache = conn.member.seqs if conn.member else conn.seqs
         again = cache.get(cmd.seq)
         if again is not None:
-            for event in again:
-                out.send(cid, event)
+            for frame in again:
+                out.send(cid, frame)
             self.count("commands_repeated")
             return out
         if cmd.seq <= cache.highest:
@@ -410,7 +432,7 @@ class Hub:
         except CommandError as exc:
             out.reply(cid, Error(seq=cmd.seq, code=exc.code, message=exc.message))  # type: ignore[arg-type]
             self.count(f"rejected_{exc.code}")
-        cache.put(cmd.seq, out.replies)
+        cache.put(cmd.seq, tuple(out.frame(e) for e in out.replies))
         if isinstance(cmd, CreateRoom | JoinRoom) and conn.member is not None:
             # a new seat: its numbers go on from this connection's, so that a create or join
             # sent again (its answer lost) is answered again rather than refused
@@ -687,7 +709,7 @@ class Hub:
                 undone=result.undone,
                 shown=result.shown,
                 score=seat.score,
-                score2=state.score2(),
+                score2=seat.score2,
                 won=state.won,
                 stuck=seat.status == "stuck",
                 can_undo=state.can_undo and race.undo != "off",
@@ -803,7 +825,7 @@ class Hub:
         room.countdown_end = None
         for seat in race.seats.values():
             member = room.members.get(seat.id)
-            seat.connected = member is not None and member.conn is not None
+            race.set_connected(seat.id, member is not None and member.conn is not None)
         race.wall_started = self.wall()
         if self.store is not None:
             self.store.start_race(race, room.code, room.public_settings(), race.wall_started)

@@ -55,6 +55,9 @@ class Seat:
     finish_ms: int | None = None
     score: int = 0
     score_ms: int = 0
+    score2: int | None = None
+    _row: tuple[GameState, tuple[object, ...], Progress] | None = field(default=None, repr=False)
+    """The last progress row built, with what it was built from (see :meth:`Race.row`)."""
 
 
 @dataclass
@@ -98,6 +101,8 @@ class Race:
         self.seats: dict[int, Seat] = {
             pid: Seat(pid, name, cls.from_deal(d)) for pid, name in players
         }
+        for seat in self.seats.values():
+            seat.score2 = seat.state.score2()
         self.started_at: float | None = None
         """Monotonic time of the start (None during the countdown)."""
         self.wall_started: float | None = None
@@ -149,7 +154,7 @@ class Race:
         notation = format_move(change.move, game=self.config.game)
         seat.moves.append(notation)
         seat.times_ms.append(t_ms)
-        score = state.score()
+        score, seat.score2 = state.scores()
         if score != seat.score:
             seat.score = score
             seat.score_ms = t_ms
@@ -231,7 +236,19 @@ class Race:
         ]
 
     def progress(self) -> list[Progress]:
-        return [self._progress(s) for s in self.seats.values()]
+        return [self.row(s) for s in self.seats.values()]
+
+    def row(self, s: Seat) -> Progress:
+        """The seat's progress row, rebuilt only when something in it can have changed: it is
+        sent to the whole room up to ten times a second, while a seat changes once a move."""
+        st = s.state
+        key = (st.moves, st.undos, s.status, s.connected, s.finish_ms, s.score, s.score_ms)
+        cached = s._row
+        if cached is not None and cached[0] is st and cached[1] == key:
+            return cached[2]
+        row = self._progress(s)
+        s._row = (st, key, row)
+        return row
 
     def _progress(self, s: Seat) -> Progress:
         st = s.state

@@ -57,6 +57,8 @@ class Harness:
 
     def take(self, out: Any) -> None:
         for cid, event in out.sends:
+            if isinstance(event, bytes):  # an answer sent again, as it was encoded the first time
+                event = decode(event)
             encode(event)  # everything the hub sends can go on the wire
             self.inbox[cid].append(event)
         for close in out.closes:
@@ -75,7 +77,8 @@ class Harness:
             command = command.model_copy(update={"seq": next(self.seqs[cid])})
         out = self.hub.handle(cid, command, self.now)
         self.take(out)
-        return [e for c, e in out.sends if c == cid and getattr(e, "seq", None) == command.seq]
+        sent = [(c, decode(e) if isinstance(e, bytes) else e) for c, e in out.sends]
+        return [e for c, e in sent if c == cid and getattr(e, "seq", None) == command.seq]
 
     def cmd(self, cid: int, command: Command) -> Event:
         answers = self.send(cid, command)
