@@ -1,6 +1,6 @@
 """A bare websockets echo server: the physical limit the race server is measured against.
 
-    python bench/echo_server.py [--port 0]
+    python bench/echo_server.py [--port 0] [--loop asyncio|uvloop]
 
 Prints ``listening ws://HOST:PORT`` on standard error, then echoes every frame back until SIGTERM.
 It uses the same websockets settings as the race server (asyncio API, same frame limit, pings).
@@ -43,4 +43,12 @@ async def main(port: int) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=0)
-    asyncio.run(main(ap.parse_args().port))
+    ap.add_argument("--loop", default="asyncio", choices=("asyncio", "uvloop"))
+    args = ap.parse_args()
+    factory = None
+    if args.loop == "uvloop":
+        import uvloop  # type: ignore[import-not-found]
+
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(main(args.port))

@@ -32,6 +32,7 @@ import random
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -596,7 +597,11 @@ def main() -> int:
     ap.add_argument(
         "--server", help="target this server instead of starting one (no CPU/memory figures)"
     )
-    ap.add_argument("--db", default=":memory:", help="the started server's database")
+    ap.add_argument(
+        "--db",
+        help="the started server's database (default: a new SQLite file in a temporary "
+        "directory, written as in production; ':memory:' for none)",
+    )
     ap.add_argument("--no-baseline", action="store_true", help="skip the bare echo run")
     ap.add_argument(
         "--frame", type=int, default=0, help="echo frame size (default: a move command's)"
@@ -604,7 +609,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--profile", metavar="FILE", help="run the server under cProfile, writing FILE")
     ap.add_argument(
-        "--loop", default="asyncio", choices=("asyncio", "uvloop"), help="the server's event loop"
+        "--loop",
+        default="asyncio",
+        choices=("asyncio", "uvloop"),
+        help="the event loop of the race server and of the echo server",
     )
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     ap.add_argument(
@@ -624,6 +632,10 @@ def main() -> int:
             )
         )
 
+    tmp = None
+    if args.db is None:
+        tmp = tempfile.TemporaryDirectory(prefix="patience-race-load-")
+        args.db = str(Path(tmp.name) / "races.sqlite3")
     if args.server:
         proc, url = None, args.server
     else:
@@ -637,9 +649,13 @@ def main() -> int:
         if proc is not None:
             proc.terminate()
             proc.wait(timeout=30)
+        if tmp is not None:
+            tmp.cleanup()
     echo = None
     if not args.no_baseline:
-        eproc, eurl = start([sys.executable, str(ROOT / "bench" / "echo_server.py")])
+        eproc, eurl = start(
+            [sys.executable, str(ROOT / "bench" / "echo_server.py"), "--loop", args.loop]
+        )
         try:
             echo = run("echo", eurl, eproc.pid, args)
         finally:

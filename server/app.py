@@ -47,6 +47,9 @@ class RaceServer:
         self.port = port
         self.limits = limits or Limits()
         self.store = store
+        if store is not None:
+            # the server commits, in groups, before it acknowledges anything written (_flush)
+            store.group_commit = True
         self.origins = list(origins) if origins else None
         self.trusted = [
             ipaddress.ip_network(p.strip(), strict=False) for p in trusted_proxies if p.strip()
@@ -58,6 +61,10 @@ class RaceServer:
         self._closing: set[asyncio.Task[None]] = set()
         self._doomed: set[int] = set()
         """Connections the hub closed: frames still arriving on them are not handled."""
+        self._close_started: set[int] = set()
+        self._held: list[tuple[Outbox, float | None]] = []
+        """Outboxes waiting for the group commit (in order: nothing overtakes them)."""
+        self._flush_handle: asyncio.Handle | None = None
         self.close_codes: dict[int, int] = {}
         self.started = time.monotonic()
         self.handling = Histogram(
@@ -99,6 +106,7 @@ class RaceServer:
         )
 
     async def stop(self) -> None:
+        self._flush()
         if self._ticker is not None:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -114,7 +122,8 @@ class RaceServer:
         log.info(
             "draining", extra={"fields": {"event": "draining", "connections": len(self.sockets)}}
         )
-        self._dispatch(self.hub.drain(retry_ms))
+        self._deliver(self.hub.drain(retry_ms))
+        self._flush()
         if self._closing:
             await asyncio.wait(set(self._closing), timeout=self.limits.grace_s)
         await self.stop()
@@ -139,7 +148,7 @@ class RaceServer:
                 try:
                     message = decode(frame)
                 except DecodeError as exc:
-                    self._dispatch(self.hub.bad_input(cid, exc.code, exc.message))
+                    self._deliver(self.hub.bad_input(cid, exc.code, exc.message))
                     continue
                 try:
                     out = self.hub.handle(cid, message, now)
@@ -160,14 +169,14 @@ class RaceServer:
                         "the server could not handle that message",
                         getattr(message, "seq", None),
                     )
-                self._dispatch(out)
-                self.handling.observe(time.monotonic() - now)
+                self._deliver(out, now)
         except ConnectionClosed:
             pass
         finally:
             self.sockets.pop(cid, None)
             self._doomed.discard(cid)
-            self._dispatch(self.hub.disconnect(cid, time.monotonic()))
+            self._close_started.discard(cid)
+            self._deliver(self.hub.disconnect(cid, time.monotonic()))
             # the code this server sent (1009, 4400...; the client's own, echoed, if it closed
             # first): a connection the server fails has no closing handshake to read it from
             sent = ws.protocol.close_sent
@@ -197,7 +206,40 @@ class RaceServer:
     def _count_close(self, code: int) -> None:
         self.close_codes[code] = self.close_codes.get(code, 0) + 1
 
-    def _dispatch(self, out: Outbox) -> None:
+    def _deliver(self, out: Outbox, received: float | None = None) -> None:
+        """Send what the hub answered, once what it wrote is committed.
+
+        Moves handled in one turn of the event loop are committed together, at the start of the
+        next turn (group commit): one transaction instead of one per move.  Until then their
+        answers wait here, and so does everything after them, so nothing (a progress event, say)
+        tells of a move before its acknowledgement.  Closes are decided at once: no further
+        frame from a connection being closed is handled."""
+        for close in out.closes:
+            if close.conn in self.sockets:
+                self._doomed.add(close.conn)
+        store = self.store
+        if self._held or (store is not None and store.pending):
+            self._held.append((out, received))
+            if self._flush_handle is None:
+                self._flush_handle = asyncio.get_running_loop().call_soon(self._flush)
+            return
+        self._dispatch(out, received)
+
+    def _flush(self) -> None:
+        """Commit the moves of the last turn, then send everything held for it."""
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        if self.store is not None and self.store.pending:
+            try:
+                self.store.commit()
+            except Exception:
+                log.exception("commit failed", extra={"fields": {"event": "storage_error"}})
+        held, self._held = self._held, []
+        for out, received in held:
+            self._dispatch(out, received)
+
+    def _dispatch(self, out: Outbox, received: float | None = None) -> None:
         sends = out.sends
         i = 0
         while i < len(sends):
@@ -212,11 +254,13 @@ class RaceServer:
                 broadcast(targets, out.frame(event))
         for close in out.closes:
             ws = self.sockets.get(close.conn)
-            if ws is not None and close.conn not in self._doomed:
-                self._doomed.add(close.conn)
+            if ws is not None and close.conn not in self._close_started:
+                self._close_started.add(close.conn)
                 task = asyncio.create_task(ws.close(close.code, close.reason))
                 self._closing.add(task)
                 task.add_done_callback(self._closing.discard)
+        if received is not None:
+            self.handling.observe(time.monotonic() - received)
 
     async def _tick_forever(self) -> None:
         tick = self.limits.tick_s
@@ -226,7 +270,7 @@ class RaceServer:
             now = time.monotonic()
             self.loop_lag.observe(max(0.0, now - due))
             try:
-                self._dispatch(self.hub.tick(now))
+                self._deliver(self.hub.tick(now))
             except Exception:
                 log.exception("tick failed", extra={"fields": {"event": "internal_error"}})
 

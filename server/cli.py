@@ -191,7 +191,7 @@ async def serve(
     origins: list[str] | None,
     trusted_proxies: list[str] | None = None,
 ) -> None:
-    store = Store(db)
+    store = Store(db, group_commit=True, checkpoint_s=1.0)
     server = RaceServer(
         host,
         port,

@@ -207,6 +207,8 @@ class Room:
         self.progress_dirty = False
         self.progress_sent = 0.0
         self.last_over: RaceOver | None = None
+        self.away: set[int] = set()
+        """Members whose connection dropped: the clock tick looks only at these."""
 
     # -- members --------------------------------------------------------------------------
 
@@ -226,6 +228,7 @@ class Room:
 
     def remove(self, member_id: int) -> None:
         self.members.pop(member_id, None)
+        self.away.discard(member_id)
         if self.host == member_id:
             players = self.players()
             others = players or list(self.members.values())
@@ -324,6 +327,8 @@ class Hub:
         self.draining = False
         self.metrics: dict[str, int] = {}
         self._next_conn = 1
+        self._next_sweep = 0.0
+        """No connection can reach its hello or idle timeout before this time."""
 
     def count(self, name: str, by: int = 1) -> None:
         self.metrics[name] = self.metrics.get(name, 0) + by
@@ -341,6 +346,7 @@ class Hub:
             self.per_address[peer] = self.per_address.get(peer, 0) + 1
         cid = self._next_conn
         self._next_conn += 1
+        self._next_sweep = min(self._next_sweep, now + self.limits.hello_timeout_s)
         self.conns[cid] = Conn(
             cid, now, TokenBucket(self.limits.rate, self.limits.burst, now), peer, last_seen=now
         )
@@ -361,6 +367,7 @@ class Hub:
         if member.conn == cid:
             member.conn = None
             member.away_since = now
+            room.away.add(member.id)
             if room.race is not None:
                 room.race.set_connected(member.id, False)
                 room.progress_dirty = True
@@ -554,6 +561,7 @@ class Hub:
                 out.close(old.id, CLOSE_REPLACED, "this seat was resumed on another connection")
         self._bind(conn, room, member)
         member.away_since = None
+        room.away.discard(member.id)
         if room.race is not None:
             room.race.set_connected(member.id, True)
             room.progress_dirty = True
@@ -774,48 +782,84 @@ class Hub:
     # -- time ------------------------------------------------------------------------------
 
     def tick(self, now: float) -> Outbox:
+        """The passing of time: countdowns, grace periods, time limits, progress, timeouts.
+
+        It runs many times a second, so it looks only at what can be due: members who are away,
+        races with a deadline, rooms whose progress changed, and the connections only once the
+        earliest of their timeouts can have come."""
         out = Outbox()
         limits = self.limits
         for room in list(self.rooms.values()):
+            race = room.race
             if (
                 room.state == "countdown"
                 and room.countdown_end is not None
                 and now >= room.countdown_end
             ):
                 self._start_race(room, now, out)
-            for m in list(room.members.values()):
-                if m.away_since is not None and now - m.away_since >= limits.grace_s:
-                    if (
-                        room.state in ("countdown", "racing")
-                        and room.race
-                        and m.id in room.race.seats
-                    ):
-                        seat = room.race.seats[m.id]
-                        if seat.status == "playing":
-                            room.race.drop(m.id, "disconnected", now)
-                            room.progress_dirty = True
-                            self._event("grace_over", room, m)
-                    else:
-                        self._remove_member(room, m, "disconnected", now, out)
-                        if room.code not in self.rooms:
-                            break
-            if room.code not in self.rooms:
-                continue
-            self._check_end(room, now, out)
+            if room.away and not self._grace(room, now, out):
+                continue  # the room closed
+            if race is not None and room.state == "racing":
+                deadline = race.deadline
+                if deadline is not None and now >= deadline:
+                    self._check_end(room, now, out)
             if (
                 room.progress_dirty
-                and room.race is not None
+                and race is not None
                 and now - room.progress_sent >= limits.progress_interval_s
             ):
                 self._send_progress(room, now, out)
-        for conn in list(self.conns.values()):
-            if not conn.hello and now - conn.opened_at >= limits.hello_timeout_s:
-                out.close(conn.id, CLOSE_IDLE, "no hello")
-            elif now - conn.last_seen >= limits.idle_timeout_s and (
-                conn.room is None or conn.room.state != "racing"
-            ):
-                out.close(conn.id, CLOSE_IDLE, "idle")
+        if now >= self._next_sweep:
+            self._sweep(now, out)
         return out
+
+    def _grace(self, room: Room, now: float, out: Outbox) -> bool:
+        """Seats kept past the grace period are dropped; False if that closed the room."""
+        grace = self.limits.grace_s
+        dropped = False
+        for mid in list(room.away):
+            m = room.members.get(mid)
+            if m is None or m.away_since is None:
+                room.away.discard(mid)
+                continue
+            if now - m.away_since < grace:
+                continue
+            race = room.race
+            if room.state in ("countdown", "racing") and race is not None and m.id in race.seats:
+                # the seat stays, out of the race; after the results the member is removed
+                if race.seats[m.id].status == "playing":
+                    race.drop(m.id, "disconnected", now)
+                    room.progress_dirty = True
+                    dropped = True
+                    self._event("grace_over", room, m)
+            else:
+                self._remove_member(room, m, "disconnected", now, out)
+                if room.code not in self.rooms:
+                    return False
+        if dropped:
+            self._check_end(room, now, out)
+        return True
+
+    def _sweep(self, now: float, out: Outbox) -> None:
+        """Close connections that never said hello or stayed idle outside a race; note when the
+        next one can be due (a connection's timeouts only move later as it sends)."""
+        limits = self.limits
+        due = now + min(limits.hello_timeout_s, limits.idle_timeout_s)
+        for conn in list(self.conns.values()):
+            if not conn.hello:
+                at = conn.opened_at + limits.hello_timeout_s
+                if now >= at:
+                    out.close(conn.id, CLOSE_IDLE, "no hello")
+                    continue
+            else:
+                at = conn.last_seen + limits.idle_timeout_s
+                if now >= at:
+                    if conn.room is None or conn.room.state != "racing":
+                        out.close(conn.id, CLOSE_IDLE, "idle")
+                        continue
+                    at = now + 1.0  # racing: look again later, the race will end
+            due = min(due, at)
+        self._next_sweep = due
 
     def _start_race(self, room: Room, now: float, out: Outbox) -> None:
         race = room.race

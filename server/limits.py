@@ -29,7 +29,7 @@ class Limits:
     grace_s: float = 60.0
     """How long a dropped player's seat waits for them to resume."""
     countdown_ms: int = 3000
-    progress_interval_s: float = 0.1
+    progress_interval_s: float = 0.25
     """Progress is sent to a room at most this often, however fast its players move."""
     tick_s: float = 0.05
 

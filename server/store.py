@@ -1,15 +1,23 @@
 """SQLite storage: races, their settings, commitment and reveal, every move as it happens, results.
 
 Moves are appended one row per move and committed before the move is acknowledged, so every
-acknowledged move survives a crash or a restart.  The deal number and salt are written only when
+acknowledged move survives a crash or a restart.  The server commits in groups
+(``group_commit``): the moves read off the sockets in one turn of the event loop share one
+transaction, and their acknowledgements go out once it is committed.  Checkpoints (copying the
+write-ahead log into the database file, with an fsync) run in a background thread
+(``checkpoint_s``), so that no player waits for the disk.  The deal number and salt are written only when
 the race ends.  Finished races are kept as their public record (``RaceRecord`` JSON).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import sqlite3
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,6 +57,8 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 SCHEMA_VERSION = "1"
 
+log = logging.getLogger("patience_race.store")
+
 
 def default_db_path() -> Path:
     """``$XDG_DATA_HOME/patience-race/races.sqlite3`` (``~/.local/share/...`` by default)."""
@@ -57,10 +67,21 @@ def default_db_path() -> Path:
 
 
 class Store:
-    def __init__(self, path: str | Path = ":memory:") -> None:
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        *,
+        group_commit: bool = False,
+        checkpoint_s: float | None = None,
+    ) -> None:
+        """``group_commit``: writes open a transaction that stays open until :meth:`commit`
+        (the caller commits before acknowledging anything written).  ``checkpoint_s``: checkpoint
+        from a background thread this often instead of in the writing thread (files only)."""
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.group_commit = group_commit
+        self.closed = False
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
@@ -69,13 +90,48 @@ class Store:
         self.db.execute(
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
         )
+        self.checkpointer: Checkpointer | None = None
+        if checkpoint_s is not None and self.path != ":memory:":
+            self.db.execute("PRAGMA wal_autocheckpoint=0")
+            self.checkpointer = Checkpointer(self.path, checkpoint_s)
+            self.checkpointer.start()
 
     def close(self) -> None:
+        if self.closed:
+            return
+        self.commit()
+        if self.checkpointer is not None:
+            self.checkpointer.stop()
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.db.close()
+        self.closed = True
 
-    def start_race(self, race: Race, room: str, settings: PublicSettings, wall: float) -> None:
+    # -- writes ---------------------------------------------------------------------------
+
+    @property
+    def pending(self) -> bool:
+        """Writes not yet committed (only with ``group_commit``)."""
+        return not self.closed and self.db.in_transaction
+
+    def commit(self) -> None:
+        if self.pending:
+            self.db.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write: inside the open group transaction, or its own transaction."""
+        if self.group_commit:
+            if not self.db.in_transaction:
+                self.db.execute("BEGIN")
+            yield
+            return
         with self.db:
             self.db.execute("BEGIN")
+            yield
+
+    def start_race(self, race: Race, room: str, settings: PublicSettings, wall: float) -> None:
+        with self._writing():
             self.db.execute(
                 "INSERT INTO races(id, room, settings, commitment, started_at) VALUES (?, ?, ?, ?, ?)",
                 (race.race_id, room, settings.model_dump_json(), race.commitment, wall),
@@ -86,23 +142,28 @@ class Store:
             )
 
     def add_move(self, race_id: str, player_id: int, idx: int, move: str, t_ms: int) -> None:
+        if self.group_commit and not self.db.in_transaction:
+            self.db.execute("BEGIN")
         self.db.execute(
             "INSERT INTO moves(race_id, player_id, idx, move, t_ms) VALUES (?, ?, ?, ?, ?)",
             (race_id, player_id, idx, move, t_ms),
         )
 
     def finish_race(self, record: RaceRecord, reason: str) -> None:
-        self.db.execute(
-            "UPDATE races SET ended_at = ?, end_reason = ?, number = ?, salt = ?, record = ? WHERE id = ?",
-            (
-                record.ended_at,
-                reason,
-                str(record.reveal.number),
-                record.reveal.salt,
-                record.model_dump_json(),
-                record.race_id,
-            ),
-        )
+        with self._writing():
+            self.db.execute(
+                "UPDATE races SET ended_at = ?, end_reason = ?, number = ?, salt = ?, record = ? WHERE id = ?",
+                (
+                    record.ended_at,
+                    reason,
+                    str(record.reveal.number),
+                    record.reveal.salt,
+                    record.model_dump_json(),
+                    record.race_id,
+                ),
+            )
+
+    # -- reads ----------------------------------------------------------------------------
 
     def race_record(self, race_id: str) -> RaceRecord | None:
         row = self.db.execute(
@@ -135,3 +196,34 @@ class Store:
             }
             for r in rows
         ]
+
+
+class Checkpointer(threading.Thread):
+    """Copies the write-ahead log into the database file every ``every`` seconds, on its own
+    connection and thread: the fsync a checkpoint needs then never blocks the event loop.  A
+    passive checkpoint waits for nobody: the server keeps writing while it runs."""
+
+    def __init__(self, path: str, every: float) -> None:
+        super().__init__(name="sqlite-checkpoint", daemon=True)
+        self.path = path
+        self.every = every
+        self.runs = 0
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        db = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            while not self._stop_event.wait(self.every):
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    self.runs += 1
+                except sqlite3.Error:
+                    log.exception(
+                        "checkpoint failed", extra={"fields": {"event": "checkpoint_failed"}}
+                    )
+        finally:
+            db.close()
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=30)

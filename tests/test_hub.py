@@ -374,6 +374,20 @@ def test_no_hello_and_idle_connections_are_closed_but_not_racers() -> None:
     assert ann not in h.closed and bob not in h.closed  # racing: thinking is allowed
 
 
+def test_silent_racers_are_closed_as_idle_soon_after_their_race_ends() -> None:
+    h = Harness(idle_timeout_s=30.0)
+    code, (ann, bob), _ = h.race(Settings(mode="score", time_limit=60), "Ann", "Bob")
+    for _ in range(50):  # 50 s of silence: past the idle timeout, but racing
+        h.tick(1.0)
+    assert ann not in h.closed and bob not in h.closed
+    for _ in range(10):
+        h.tick(1.0)
+    assert h.hub.rooms[code].state == "results"
+    h.tick(1.0)
+    h.tick(1.0)
+    assert h.closed.get(ann) == 4408 and h.closed.get(bob) == 4408
+
+
 def test_resume_elsewhere_closes_the_old_connection_4409() -> None:
     h = Harness()
     code, (ann, _bob), joined = h.room(None, "Ann", "Bob")
