@@ -446,7 +446,7 @@ def run(kind: str, url: str, pid: int | None, args: argparse.Namespace) -> dict[
         return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000 if xs else float("nan")
 
     conns = merged.connections
-    return {
+    result = {
         "kind": kind,
         "connections": conns,
         "setup_s": setup_s,
@@ -467,6 +467,15 @@ def run(kind: str, url: str, pid: int | None, args: argparse.Namespace) -> dict[
         "kib_per_conn": (rss_loaded - rss_idle) / 1024 / conns if pid and conns else float("nan"),
         **server_side(metrics0, metrics1),
     }  # fmt: skip
+    if kind == "echo":  # one frame in and one out per message
+        result["frames_per_move"] = 1.0
+        frames = 2 * merged.acked
+    else:
+        sent, received = result.get("srv_frames_sent"), result.get("srv_frames_received")
+        result["frames_per_move"] = sent / merged.acked if sent and merged.acked else float("nan")
+        frames = (sent or 0) + (received or 0)
+    result["cpu_us_per_frame"] = result["cpu_s"] / frames * 1e6 if frames and pid else float("nan")
+    return result
 
 
 def scrape(url: str) -> str | None:
@@ -515,6 +524,11 @@ def server_side(before: str | None, after: str | None) -> dict[str, Any]:
             out[f"{key}_p50"] = bucket_quantile(b, a, 0.50)
             out[f"{key}_p99"] = bucket_quantile(b, a, 0.99)
             out[f"{key}_max"] = bucket_quantile(b, a, 1.0)
+    for direction in ("sent", "received"):
+        pattern = rf'^patience_race_frames_total{{direction="{direction}"}} (\d+)$'
+        b, a = re.search(pattern, before, re.M), re.search(pattern, after, re.M)
+        if a and b:
+            out[f"srv_frames_{direction}"] = int(a.group(1)) - int(b.group(1))
     for gen in (0, 1, 2):
         pattern = rf'^patience_race_gc_collections_total{{generation="{gen}"}} (\d+)$'
         b, a = re.search(pattern, before, re.M), re.search(pattern, after, re.M)
@@ -550,6 +564,8 @@ def report(race: dict[str, Any], echo: dict[str, Any] | None, args: argparse.Nam
         ("progress delay p99 (ms)", "bc_p99", "{:.1f}"),
         ("progress delay max (ms)", "bc_max", "{:.1f}"),
         ("server CPU per move (us)", "cpu_us_per_msg", "{:.0f}"),
+        ("frames sent per move", "frames_per_move", "{:.2f}"),
+        ("server CPU per frame in or out (us)", "cpu_us_per_frame", "{:.0f}"),
         ("server CPU busy (share of 1 core)", "cpu_share", "{:.2f}"),
         ("each load process busy (of 1 core)", "client_cpu_share", "{:.2f}"),
         ("server RSS idle (MiB)", "rss_idle_mib", "{:.1f}"),

@@ -65,6 +65,8 @@ class RaceServer:
         self._held: list[tuple[Outbox, float | None]] = []
         """Outboxes waiting for the group commit (in order: nothing overtakes them)."""
         self._flush_handle: asyncio.Handle | None = None
+        self.frames_sent = 0
+        self.frames_received = 0
         self.close_codes: dict[int, int] = {}
         self.started = time.monotonic()
         self.handling = Histogram(
@@ -145,6 +147,7 @@ class RaceServer:
                 if cid in self._doomed:
                     continue  # closing: what was sent after the close decision is dropped
                 now = time.monotonic()
+                self.frames_received += 1
                 try:
                     message = decode(frame)
                 except DecodeError as exc:
@@ -252,6 +255,7 @@ class RaceServer:
                 i += 1
             if targets:
                 broadcast(targets, out.frame(event))
+                self.frames_sent += len(targets)
         for close in out.closes:
             ws = self.sockets.get(close.conn)
             if ws is not None and close.conn not in self._close_started:
@@ -347,6 +351,12 @@ class RaceServer:
             "# HELP patience_race_uptime_seconds Seconds since the server started.",
             "# TYPE patience_race_uptime_seconds gauge",
             f"patience_race_uptime_seconds {time.monotonic() - self.started:.1f}",
+        ]
+        lines += [
+            "# HELP patience_race_frames_total WebSocket messages, by direction.",
+            "# TYPE patience_race_frames_total counter",
+            f'patience_race_frames_total{{direction="received"}} {self.frames_received}',
+            f'patience_race_frames_total{{direction="sent"}} {self.frames_sent}',
         ]
         lines += self.handling.lines() + self.loop_lag.lines() + gc_lines()
         return "\n".join(lines) + "\n"

@@ -83,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
         "seconds before a silent connection outside a race is closed",
         float,
     )
+    opt(
+        "progress-ms",
+        int(limits.progress_interval_s * 1000),
+        "a room's progress is sent at most this often, in milliseconds",
+        int,
+    )
     opt("origins", "", "comma-separated Origin values allowed (empty: any)")
     opt(
         "trusted-proxies",
@@ -113,6 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.loop not in ("auto", "asyncio", "uvloop"):
         print("patience-race-server: --loop is auto, asyncio or uvloop", file=sys.stderr)
+        return 2
+    if not 20 <= args.progress_ms <= 10_000:
+        print("patience-race-server: --progress-ms is between 20 and 10000", file=sys.stderr)
         return 2
     if args.log_format not in ("text", "json"):
         print("patience-race-server: --log-format is text or json", file=sys.stderr)
@@ -158,6 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rate=args.rate,
         burst=args.burst,
         idle_timeout_s=args.idle_timeout,
+        progress_interval_s=args.progress_ms / 1000,
     )
     origins = [o.strip() for o in args.origins.split(",") if o.strip()] or None
     with contextlib.suppress(KeyboardInterrupt):

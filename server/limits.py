@@ -30,7 +30,8 @@ class Limits:
     """How long a dropped player's seat waits for them to resume."""
     countdown_ms: int = 3000
     progress_interval_s: float = 0.25
-    """Progress is sent to a room at most this often, however fast its players move."""
+    """Progress is sent to a room at most this often, however fast its players move: four times a
+    second is live to a person, and every event goes to every member (docs/performance.md)."""
     tick_s: float = 0.05
 
 

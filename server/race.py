@@ -240,7 +240,7 @@ class Race:
 
     def row(self, s: Seat) -> Progress:
         """The seat's progress row, rebuilt only when something in it can have changed: it is
-        sent to the whole room up to ten times a second, while a seat changes once a move."""
+        sent to the whole room several times a second, while a seat changes once a move."""
         st = s.state
         key = (st.moves, st.undos, s.status, s.connected, s.finish_ms, s.score, s.score_ms)
         cached = s._row

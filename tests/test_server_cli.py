@@ -48,3 +48,30 @@ def test_schema_prints_both_directions(capsys: pytest.CaptureFixture[str]) -> No
 def test_bad_trusted_proxies_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--trusted-proxies", "not-a-network", "--db", ":memory:"]) == 2
     assert "trusted-proxies" in capsys.readouterr().err
+
+
+def test_progress_interval_flag_and_its_bounds(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("PATIENCE_RACE_PROGRESS_MS", raising=False)
+    assert build_parser().parse_args([]).progress_ms == 250
+    monkeypatch.setenv("PATIENCE_RACE_PROGRESS_MS", "100")
+    assert build_parser().parse_args([]).progress_ms == 100
+    for bad in ("5", "60000"):
+        assert main(["--progress-ms", bad, "--db", ":memory:"]) == 2
+        assert "--progress-ms" in capsys.readouterr().err
+
+
+def test_the_server_process_collects_garbage_rarely() -> None:
+    import gc
+
+    from server.cli import GC_THRESHOLDS, tune_gc
+
+    before = gc.get_threshold()
+    try:
+        tune_gc()
+        assert gc.get_threshold() == GC_THRESHOLDS
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)

@@ -7,7 +7,9 @@ import asyncio
 import json
 import re
 import signal
+import sqlite3
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -132,11 +134,36 @@ async def test_metrics_count_connections_rooms_moves_refusals_and_closes() -> No
         assert m['patience_race_rejected_total{code="illegal_move"}'] == 1
         assert m['patience_race_closes_total{code="4400"}'] == 1
         assert m["patience_race_uptime_seconds"] >= 0
+        # every command handled is timed, and every frame counted
+        handled = m["patience_race_command_seconds_count"]
+        assert handled >= 3 + 2 + 6  # the moves, the refusals, hellos, joins, readies...
+        assert m['patience_race_command_seconds_bucket{le="+Inf"}'] == handled
+        assert m['patience_race_command_seconds_bucket{le="0.0001"}'] <= handled
+        assert m["patience_race_loop_lag_seconds_count"] > 0
+        assert m['patience_race_frames_total{direction="received"}'] >= handled
+        assert m['patience_race_frames_total{direction="sent"}'] >= handled
+        assert 'patience_race_gc_collections_total{generation="2"}' in m
         await close_all([*conns, *lobby])
         await eventually(lambda: len(server.sockets) == 0)
         m = parse_metrics((await http_get(server, "/metrics"))[2].decode())
         assert m["patience_race_connections"] == 0
         assert m['patience_race_closes_total{code="1000"}'] == 3
+
+
+async def test_a_move_is_committed_before_it_is_acknowledged(tmp_path: Path) -> None:
+    db = tmp_path / "races.sqlite3"
+    async with running_server(store=Store(db)) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        await start_race(conns)
+        reader = sqlite3.connect(db)  # another connection sees only what is committed
+        try:
+            for n in range(1, 6):
+                await play(conns[n % 2], server, code, joined[n % 2].you, 1)
+                (count,) = reader.execute("SELECT count(*) FROM moves").fetchone()
+                assert count == n
+        finally:
+            reader.close()
+        await close_all(conns)
 
 
 async def test_a_finished_race_is_served_as_json() -> None:
@@ -319,6 +346,11 @@ async def test_sigterm_drains_the_real_process_and_export_works_after(tmp_path: 
         await bob.request(Ready(seq=0))
         await ann.wait_for(RaceStart)
         second = [await move(bob, "deal"), await move(bob, "deal")]
+        http = url.replace("ws://", "http://") + "/metrics"
+        text = await asyncio.to_thread(lambda: urllib.request.urlopen(http, timeout=5).read())
+        m = parse_metrics(text.decode())
+        assert m["patience_race_gc_frozen_objects"] > 1000  # start-up's heap, frozen
+        assert m['patience_race_moves_total{result="ok"}'] == 5
         proc.send_signal(signal.SIGTERM)
         for c in conns:
             notice = await c.wait_for(Notice)
