@@ -518,6 +518,7 @@ def server_side(before: str | None, after: str | None) -> dict[str, Any]:
     for key, name in (
         ("srv_cmd", "patience_race_command_seconds"),
         ("srv_lag", "patience_race_loop_lag_seconds"),
+        ("srv_gcp", "patience_race_gc_pause_seconds"),
     ):
         b, a = buckets(before, name), buckets(after, name)
         if a:
@@ -577,6 +578,7 @@ def report(race: dict[str, Any], echo: dict[str, Any] | None, args: argparse.Nam
         ("server: loop wake-up lag p99 (ms, <=)", "srv_lag_p99", "{:g}"),
         ("server: loop wake-up lag max (ms, <=)", "srv_lag_max", "{:g}"),
         ("server: GC runs, gen 0/1/2", "srv_gc", "{}"),
+        ("server: GC pause max (ms, <=)", "srv_gcp_max", "{:g}"),
         ("errors", "errors", "{}"),
         ("disconnects", "disconnects", "{}"),
     ]

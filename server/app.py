@@ -24,7 +24,7 @@ from protocol.codec import DecodeError, decode
 
 from .hub import CLOSE_FULL, Hub, Outbox
 from .limits import Limits
-from .metrics import Histogram, gc_lines
+from .metrics import GcPauses, Histogram, gc_lines
 from .store import Store
 
 log = logging.getLogger("patience_race.server")
@@ -73,6 +73,7 @@ class RaceServer:
             "patience_race_command_seconds",
             "Time from reading a command off its socket to having written every frame it causes.",
         )
+        self.gc_pauses = GcPauses()
         self.loop_lag = Histogram(
             "patience_race_loop_lag_seconds",
             "How late the event loop woke for its clock tick: how long a frame can wait unread.",
@@ -102,12 +103,14 @@ class RaceServer:
         sock = next(iter(self.server.sockets))
         self.port = sock.getsockname()[1]
         self._ticker = asyncio.create_task(self._tick_forever())
+        self.gc_pauses.attach()
         loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
         log.info(
             "listening", extra={"fields": {"event": "listening", "url": self.url, "loop": loop}}
         )
 
     async def stop(self) -> None:
+        self.gc_pauses.detach()
         self._flush()
         if self._ticker is not None:
             self._ticker.cancel()
@@ -358,5 +361,6 @@ class RaceServer:
             f'patience_race_frames_total{{direction="received"}} {self.frames_received}',
             f'patience_race_frames_total{{direction="sent"}} {self.frames_sent}',
         ]
-        lines += self.handling.lines() + self.loop_lag.lines() + gc_lines()
+        lines += self.handling.lines() + self.loop_lag.lines()
+        lines += self.gc_pauses.histogram.lines() + gc_lines()
         return "\n".join(lines) + "\n"

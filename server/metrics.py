@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import gc
+import time
 from collections.abc import Sequence
 
 BUCKETS: tuple[float, ...] = (
@@ -58,6 +59,33 @@ class Histogram:
         out.append(f"{self.name}_sum {self.sum:.6f}")
         out.append(f"{self.name}_count {self.count}")
         return out
+
+
+class GcPauses:
+    """Times every garbage collection into a histogram, while attached (a collection
+    stops every connection of the process: its pauses are part of the server's latency)."""
+
+    def __init__(self) -> None:
+        self.histogram = Histogram(
+            "patience_race_gc_pause_seconds",
+            "How long each garbage collection paused the process.",
+        )
+        self._started = 0.0
+
+    def attach(self) -> None:
+        if self._callback not in gc.callbacks:
+            gc.callbacks.append(self._callback)
+
+    def detach(self) -> None:
+        if self._callback in gc.callbacks:
+            gc.callbacks.remove(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        elif self._started:
+            self.histogram.observe(time.perf_counter() - self._started)
+            self._started = 0.0
 
 
 def gc_lines() -> list[str]:

@@ -143,6 +143,7 @@ async def test_metrics_count_connections_rooms_moves_refusals_and_closes() -> No
         assert m['patience_race_frames_total{direction="received"}'] >= handled
         assert m['patience_race_frames_total{direction="sent"}'] >= handled
         assert 'patience_race_gc_collections_total{generation="2"}' in m
+        assert "patience_race_gc_pause_seconds_count" in m
         await close_all([*conns, *lobby])
         await eventually(lambda: len(server.sockets) == 0)
         m = parse_metrics((await http_get(server, "/metrics"))[2].decode())

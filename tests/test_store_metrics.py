@@ -114,3 +114,22 @@ def test_a_value_on_a_bound_falls_in_that_bucket() -> None:
     h = Histogram("x_seconds", "test", bounds=(0.001, 0.01))
     h.observe(0.001)
     assert h.counts == [1, 0, 0]
+
+
+def test_gc_pauses_are_timed_while_attached() -> None:
+    import gc
+
+    from server.metrics import GcPauses
+
+    pauses = GcPauses()
+    pauses.attach()
+    pauses.attach()  # once only
+    try:
+        assert gc.callbacks.count(pauses._callback) == 1
+        gc.collect()
+        assert pauses.histogram.count == 1
+    finally:
+        pauses.detach()
+    assert pauses._callback not in gc.callbacks
+    gc.collect()
+    assert pauses.histogram.count == 1
