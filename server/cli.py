@@ -26,14 +26,15 @@ from .store import Store, default_db_path
 
 ENV_PREFIX = "PATIENCE_RACE_"
 
-GC_THRESHOLDS = (50_000, 20, 10)
+GC_THRESHOLDS = (5_000, 10, 100)
 """The garbage collector's thresholds for the server process (Python's default: 700, 10, 10).
 
 The server makes almost no reference cycles: after 2,000 players raced and disconnected, a full
 collection found nothing to free.  Yet with the default thresholds the collector walked the
-whole heap every few seconds at that load, pausing every connection for 100-370 ms each time
-(docs/performance.md).  With these, a young collection runs after 50,000 net new container
-objects instead of 700, and a full one far more rarely; any cycles are still freed.
+whole heap (300,000 objects and more at that load) every few seconds, pausing every connection
+for 100-370 ms each time (docs/performance.md).  With these, young collections stay small and a
+full one needs 100 middle ones instead of 10 (none in a 30 s window at 2,000 players, against
+six with the default); any cycles are still freed.
 """
 
 
