@@ -26,15 +26,17 @@ from .store import Store, default_db_path
 
 ENV_PREFIX = "PATIENCE_RACE_"
 
-GC_THRESHOLDS = (5_000, 10, 100)
+GC_THRESHOLDS = (50_000, 20, 10)
 """The garbage collector's thresholds for the server process (Python's default: 700, 10, 10).
 
 The server makes almost no reference cycles: after 2,000 players raced and disconnected, a full
-collection found nothing to free.  Yet with the default thresholds the collector walked the
-whole heap (300,000 objects and more at that load) every few seconds, pausing every connection
-for 100-370 ms each time (docs/performance.md).  With these, young collections stay small and a
-full one needs 100 middle ones instead of 10 (none in a 30 s window at 2,000 players, against
-six with the default); any cycles are still freed.
+collection found nothing to free.  But every connection keeps a few dozen objects alive between
+two of its frames, so any collection walks tens of thousands of objects (about 0.5 us each), and
+a full one the whole heap: with the default thresholds, at 2,000 players, the collector ran
+several times a second and paused every connection for 100-370 ms every few seconds
+(docs/performance.md).  Python counts a collection's trigger in net new objects, which grow
+slowly here: with these thresholds a young collection comes about every 30 s at that load
+(7-20 ms), a full one far more rarely, and any cycles are still freed.
 """
 
 
