@@ -67,6 +67,10 @@ class RaceServer:
         self._flush_handle: asyncio.Handle | None = None
         self.frames_sent = 0
         self.frames_received = 0
+        self.stopping = asyncio.Event()
+        """Set when the process should drain and stop (the CLI also sets it on SIGTERM)."""
+        self.failed = False
+        """Storage failed: the process drained itself and should exit with an error."""
         self.close_codes: dict[int, int] = {}
         self.started = time.monotonic()
         self.handling = Histogram(
@@ -241,14 +245,30 @@ class RaceServer:
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
+        held, self._held = self._held, []
         if self.store is not None and self.store.pending:
             try:
                 self.store.commit()
             except Exception:
-                log.exception("commit failed", extra={"fields": {"event": "storage_error"}})
-        held, self._held = self._held, []
+                self._storage_failed(held)
+                return
         for out, received in held:
             self._dispatch(out, received)
+
+    def _storage_failed(self, held: list[tuple[Outbox, float | None]]) -> None:
+        """The moves of the last turn could not be committed: none of them is acknowledged
+        (their answers are dropped), and a server that cannot keep moves takes none: it drains,
+        telling everyone to come back (the operator sees why in the log and /healthz)."""
+        log.exception(
+            "commit failed: draining",
+            extra={"fields": {"event": "storage_error", "unanswered": len(held)}},
+        )
+        assert self.store is not None
+        with contextlib.suppress(Exception):
+            self.store.rollback()
+        self.hub.count("storage_errors")
+        self.failed = True
+        self.stopping.set()  # the CLI drains (everyone told, 1012), stops and exits 1
 
     def _dispatch(self, out: Outbox, received: float | None = None) -> None:
         sends = out.sends

@@ -36,7 +36,8 @@ a full one the whole heap: with the default thresholds, at 2,000 players, the co
 several times a second and paused every connection for 100-370 ms every few seconds
 (docs/performance.md).  Python counts a collection's trigger in net new objects, which grow
 slowly here: with these thresholds a young collection comes about every 30 s at that load
-(7-20 ms), a full one far more rarely, and any cycles are still freed.
+(tens of milliseconds: /metrics has the pauses), a full one far more rarely, and any cycles are
+still freed.
 """
 
 
@@ -177,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         proxies = [p for p in args.trusted_proxies.split(",") if p.strip()]
         factory = loop_factory(args.loop)
         with asyncio.Runner(loop_factory=factory) as runner:
-            runner.run(serve(args.host, args.port, args.db, limits, origins, proxies))
+            return runner.run(serve(args.host, args.port, args.db, limits, origins, proxies))
     return 0
 
 
@@ -203,7 +204,9 @@ async def serve(
     limits: Limits,
     origins: list[str] | None,
     trusted_proxies: list[str] | None = None,
-) -> None:
+) -> int:
+    """Serve until SIGTERM or SIGINT (exit status 0), or until storage fails (1: a service
+    manager restarts the process)."""
     store = Store(db, group_commit=True, checkpoint_s=1.0)
     server = RaceServer(
         host,
@@ -215,12 +218,13 @@ async def serve(
     )
     await server.start()
     tune_gc()
-    stop = asyncio.Event()
+    stop = server.stopping
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await server.drain()
+    return 1 if server.failed else 0
 
 
 if __name__ == "__main__":

@@ -797,6 +797,7 @@ class Hub:
                 and now >= room.countdown_end
             ):
                 self._start_race(room, now, out)
+                self._check_end(room, now, out)  # everyone may have left during the countdown
             if room.away and not self._grace(room, now, out):
                 continue  # the room closed
             if race is not None and room.state == "racing":
@@ -851,13 +852,13 @@ class Hub:
                 if now >= at:
                     out.close(conn.id, CLOSE_IDLE, "no hello")
                     continue
-            else:
-                at = conn.last_seen + limits.idle_timeout_s
-                if now >= at:
-                    if conn.room is None or conn.room.state != "racing":
-                        out.close(conn.id, CLOSE_IDLE, "idle")
-                        continue
-                    at = now + 1.0  # racing: look again later, the race will end
+                due = min(due, at)
+            at = conn.last_seen + limits.idle_timeout_s
+            if now >= at:
+                if conn.room is None or conn.room.state != "racing":
+                    out.close(conn.id, CLOSE_IDLE, "idle")
+                    continue
+                at = now + 1.0  # racing: look again later, the race will end
             due = min(due, at)
         self._next_sweep = due
 

@@ -59,6 +59,10 @@ SCHEMA_VERSION = "1"
 
 log = logging.getLogger("patience_race.store")
 
+WAL_RESET_PAGES = 4096
+"""With background checkpoints, the write-ahead log is started again once it is this long
+(16 MiB of 4 KiB pages), and cut back to that size."""
+
 
 def default_db_path() -> Path:
     """``$XDG_DATA_HOME/patience-race/races.sqlite3`` (``~/.local/share/...`` by default)."""
@@ -91,15 +95,21 @@ class Store:
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
         )
         self.checkpointer: Checkpointer | None = None
+        self.wal_resets = 0
         if checkpoint_s is not None and self.path != ":memory:":
             self.db.execute("PRAGMA wal_autocheckpoint=0")
+            # when the log starts again from the beginning, its file is cut back to this size
+            self.db.execute(f"PRAGMA journal_size_limit={WAL_RESET_PAGES * 4096}")
             self.checkpointer = Checkpointer(self.path, checkpoint_s)
             self.checkpointer.start()
 
     def close(self) -> None:
         if self.closed:
             return
-        self.commit()
+        try:
+            self.commit()
+        except sqlite3.Error:
+            log.exception("commit failed at close", extra={"fields": {"event": "storage_error"}})
         if self.checkpointer is not None:
             self.checkpointer.stop()
             with contextlib.suppress(sqlite3.Error):
@@ -117,14 +127,43 @@ class Store:
     def commit(self) -> None:
         if self.pending:
             self.db.execute("COMMIT")
+            if self.checkpointer is not None and self.checkpointer.reset_wanted.is_set():
+                self._finish_checkpoint()
+
+    def rollback(self) -> None:
+        if self.pending:
+            self.db.execute("ROLLBACK")
+
+    def _finish_checkpoint(self) -> None:
+        """Let the log start again from the beginning.
+
+        The background thread copies the log into the database but, with this connection
+        writing all the time, the log is never wholly copied when a write begins, and SQLite
+        only starts it again from the beginning then: it would grow for ever.  So when it has
+        grown past :data:`WAL_RESET_PAGES`, this connection copies the little the thread has not
+        (what was committed since its last run), between two of its own transactions, and the
+        next write starts the log again."""
+        assert self.checkpointer is not None
+        busy, frames, copied = self.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if not busy and frames == copied:
+            self.checkpointer.reset_wanted.clear()
+            self.wal_resets += 1
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
-        """One write: inside the open group transaction, or its own transaction."""
+        """One write of several statements: all of them or none.  Inside the open group
+        transaction (as a savepoint), or in its own transaction."""
         if self.group_commit:
             if not self.db.in_transaction:
                 self.db.execute("BEGIN")
-            yield
+            self.db.execute("SAVEPOINT write")
+            try:
+                yield
+            except BaseException:
+                self.db.execute("ROLLBACK TO write")
+                self.db.execute("RELEASE write")
+                raise
+            self.db.execute("RELEASE write")
             return
         with self.db:
             self.db.execute("BEGIN")
@@ -208,6 +247,8 @@ class Checkpointer(threading.Thread):
         self.path = path
         self.every = every
         self.runs = 0
+        self.reset_wanted = threading.Event()
+        """Set when the log has grown past :data:`WAL_RESET_PAGES` (see ``Store.commit``)."""
         self._stop_event = threading.Event()
 
     def run(self) -> None:
@@ -215,8 +256,18 @@ class Checkpointer(threading.Thread):
         try:
             while not self._stop_event.wait(self.every):
                 try:
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    _busy, frames, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                     self.runs += 1
+                    if frames >= WAL_RESET_PAGES:
+                        # catch up with what was written meanwhile, so that what is left for
+                        # the writer to copy (Store._finish_checkpoint) is a few pages
+                        for _ in range(5):
+                            if frames - copied < 64:
+                                break
+                            _busy, frames, copied = db.execute(
+                                "PRAGMA wal_checkpoint(PASSIVE)"
+                            ).fetchone()
+                        self.reset_wanted.set()
                 except sqlite3.Error:
                     log.exception(
                         "checkpoint failed", extra={"fields": {"event": "checkpoint_failed"}}

@@ -20,6 +20,7 @@ from protocol.messages import (
     Hello,
     Joined,
     JoinRoom,
+    Leave,
     ListRooms,
     MoveCmd,
     Moved,
@@ -452,3 +453,28 @@ def test_a_room_takes_32_spectators_then_is_full() -> None:
     refused = h.cmd(late, JoinRoom(seq=0, code=code, name="Late"))
     assert isinstance(refused, Error) and refused.code == "room_full"
     assert len(h.hub.rooms[code].members) == 34
+
+
+def test_a_race_everyone_left_during_the_countdown_ends_for_its_spectators() -> None:
+    h = Harness()
+    code, (ann, bob), _ = h.room(None, "Ann", "Bob")
+    cy = h.connect()
+    h.cmd(cy, JoinRoom(seq=0, code=code, name="Cy", spectate=True))
+    for c in (ann, bob):
+        h.cmd(c, Ready(seq=0))
+    assert h.hub.rooms[code].state == "countdown"
+    for c in (ann, bob):
+        h.cmd(c, Leave(seq=0))
+    h.tick(h.hub.limits.countdown_ms / 1000)
+    assert h.hub.rooms[code].state == "results"
+    over = h.got(cy, RaceOver)
+    assert len(over) == 1 and over[0].reason == "all_done"
+
+
+def test_a_connection_silent_from_the_start_closes_at_the_sooner_timeout() -> None:
+    h = Harness(hello_timeout_s=10.0, idle_timeout_s=4.0)
+    silent = h.connect(hello=False)
+    h.tick(3.9)
+    assert silent not in h.closed
+    h.tick(0.2)
+    assert h.closed[silent] == 4408

@@ -19,6 +19,7 @@ from client.net import Connection, Disconnected, ServerError
 from protocol.messages import (
     CreateRoom,
     GetRace,
+    Moved,
     Notice,
     RaceOver,
     RaceRecord,
@@ -35,6 +36,7 @@ from server.cli import main as server_main
 from server.store import Store
 
 from .server_helpers import (
+    Recorder,
     close_all,
     eventually,
     fast_limits,
@@ -165,6 +167,39 @@ async def test_a_move_is_committed_before_it_is_acknowledged(tmp_path: Path) -> 
         finally:
             reader.close()
         await close_all(conns)
+
+
+async def test_moves_that_cannot_be_stored_are_not_acknowledged_and_the_server_drains(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store(tmp_path / "races.sqlite3")
+    async with running_server(store=store) as server:
+        conns, code, joined = await host_and_join(
+            server.url, ["Ann", "Bob"], Settings(), conn_cls=Recorder
+        )
+        ann, bob = conns
+        await start_race(conns)
+        await play(ann, server, code, joined[0].you, 1)
+
+        def disk_full() -> None:
+            raise sqlite3.OperationalError("database or disk is full")
+
+        monkeypatch.setattr(store, "commit", disk_full)
+        race = room_of(server, code).race
+        assert race is not None
+        wire = pick_move(race.seats[joined[1].you].state)
+        assert wire is not None
+        sending = asyncio.create_task(move(bob, wire.kind, wire.src, wire.dst, wire.count))
+        await asyncio.wait_for(server.stopping.wait(), 5)  # what the CLI waits on
+        assert server.failed
+        monkeypatch.undo()
+        await server.drain()  # what the CLI then does, before exiting 1
+        with pytest.raises(Disconnected) as gone:
+            await sending
+        assert gone.value.code == 1012  # told to come back, never told the move was kept
+        got = bob.decoded()  # type: ignore[attr-defined]
+        assert not [e for e in got if isinstance(e, Moved)]
+        assert [e.code for e in got if isinstance(e, Notice)] == ["shutdown"]
 
 
 async def test_a_finished_race_is_served_as_json() -> None:

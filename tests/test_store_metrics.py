@@ -133,3 +133,47 @@ def test_gc_pauses_are_timed_while_attached() -> None:
     assert pauses._callback not in gc.callbacks
     gc.collect()
     assert pauses.histogram.count == 1
+
+
+def test_a_write_that_fails_halfway_leaves_nothing_in_the_group(tmp_path: Path) -> None:
+    db = tmp_path / "races.sqlite3"
+    store = new_store(db, group_commit=True)
+    try:
+        store.add_move("r1", 1, 0, "1>2", 0)
+        with pytest.raises(sqlite3.IntegrityError), store._writing():
+            store.db.execute("INSERT INTO race_players VALUES ('r1', 1, 'Ann')")
+            store.db.execute("INSERT INTO race_players VALUES ('r1', 1, 'Ann')")  # twice: refused
+        store.commit()
+        assert store.db.execute("SELECT count(*) FROM race_players").fetchone()[0] == 0
+        assert count_moves(db) == 1  # what came before the failed write stands
+    finally:
+        store.close()
+
+
+def test_the_log_starts_again_under_constant_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import server.store
+
+    monkeypatch.setattr(server.store, "WAL_RESET_PAGES", 64)
+    db = tmp_path / "races.sqlite3"
+    store = new_store(db, group_commit=True, checkpoint_s=0.01)
+    wal = db.with_name(db.name + "-wal")
+    try:
+        # a commit every half millisecond, as under load: without help the log would never be
+        # wholly copied when a write begins, and would grow by megabytes a second for ever
+        i, largest = 0, 0
+        start = time.monotonic()
+        while time.monotonic() - start < 1.5:
+            for _ in range(3):
+                store.add_move("r1", 1, i, "1>2" * 20, i)
+                i += 1
+            store.commit()
+            if time.monotonic() - start > 0.5:
+                largest = max(largest, wal.stat().st_size)
+            time.sleep(0.0005)
+        assert store.wal_resets >= 3
+        assert largest <= 2 * 2**20, f"the log reached {largest} bytes"
+    finally:
+        store.close()
+    assert count_moves(db) == i
