@@ -276,8 +276,7 @@ class SpiderState(GameState):
 
     def score2(self) -> int:
         """aisleriot's score, 0..96."""
-        pairs, _ = self._pairs_and_runs()
-        return pairs + 12 * sum(1 for f in self.foundations if f)
+        return self.scores()[1]
 
     @property
     def deals_left(self) -> int:

@@ -123,11 +123,6 @@ class Outbox:
     def close(self, conn: int, code: int, reason: str) -> None:
         self.closes.append(Close(conn, code, reason))
 
-    def extend(self, other: Outbox) -> None:
-        self.sends.extend(other.sends)
-        self.closes.extend(other.closes)
-        self._frames.update(other._frames)
-
     def frame(self, event: Event | bytes) -> bytes:
         """``event`` as it goes on the wire (encoded once per outbox)."""
         if isinstance(event, bytes):
@@ -646,6 +641,10 @@ class Hub:
             raise CommandError("wrong_state", "ready is for the lobby, before the start")
         member.ready = cmd.ready
         out.reply(conn.id, Ack(seq=cmd.seq))
+        self._countdown_if_all_ready(room, now, out)
+
+    def _countdown_if_all_ready(self, room: Room, now: float, out: Outbox) -> None:
+        """Two players or more, all ready: the countdown starts; else everyone sees who is."""
         players = room.players()
         if len(players) >= 2 and all(p.ready for p in players):
             self._start_countdown(room, now, out)
@@ -749,11 +748,7 @@ class Hub:
         out.reply(conn.id, Ack(seq=cmd.seq))
         if member.role == "player":
             member.ready = True
-        players = room.players()
-        if len(players) >= 2 and all(p.ready for p in players):
-            self._start_countdown(room, now, out)
-        else:
-            self._room_update(room, out)
+        self._countdown_if_all_ready(room, now, out)
 
     def _get_race(self, conn: Conn, cmd: GetRace, now: float, out: Outbox) -> None:
         record = self.finished.get(cmd.race_id)

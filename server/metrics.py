@@ -37,18 +37,6 @@ class Histogram:
         self.count += 1
         self.sum += seconds
 
-    def quantile(self, q: float) -> float:
-        """The upper bound of the bucket holding the ``q`` quantile (inf past the last bound)."""
-        if not self.count:
-            return float("nan")
-        rank = q * self.count
-        seen = 0
-        for bound, n in zip((*self.bounds, float("inf")), self.counts, strict=True):
-            seen += n
-            if seen >= rank:
-                return bound
-        return float("inf")
-
     def lines(self) -> list[str]:
         out = [f"# HELP {self.name} {self.help}", f"# TYPE {self.name} histogram"]
         seen = 0

@@ -149,13 +149,16 @@ class Store:
             self.checkpointer.reset_wanted.clear()
             self.wal_resets += 1
 
+    def _begin_group(self) -> None:
+        if not self.db.in_transaction:
+            self.db.execute("BEGIN")
+
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
         """One write of several statements: all of them or none.  Inside the open group
         transaction (as a savepoint), or in its own transaction."""
         if self.group_commit:
-            if not self.db.in_transaction:
-                self.db.execute("BEGIN")
+            self._begin_group()
             self.db.execute("SAVEPOINT write")
             try:
                 yield
@@ -181,8 +184,8 @@ class Store:
             )
 
     def add_move(self, race_id: str, player_id: int, idx: int, move: str, t_ms: int) -> None:
-        if self.group_commit and not self.db.in_transaction:
-            self.db.execute("BEGIN")
+        if self.group_commit:  # one statement: no savepoint needed
+            self._begin_group()
         self.db.execute(
             "INSERT INTO moves(race_id, player_id, idx, move, t_ms) VALUES (?, ?, ?, ?, ?)",
             (race_id, player_id, idx, move, t_ms),

@@ -139,8 +139,9 @@ async def test_metrics_count_connections_rooms_moves_refusals_and_closes() -> No
         # every command handled is timed, and every frame counted
         handled = m["patience_race_command_seconds_count"]
         assert handled >= 3 + 2 + 6  # the moves, the refusals, hellos, joins, readies...
-        assert m['patience_race_command_seconds_bucket{le="+Inf"}'] == handled
-        assert m['patience_race_command_seconds_bucket{le="0.0001"}'] <= handled
+        buckets = [v for k, v in m.items() if k.startswith("patience_race_command_seconds_bucket")]
+        assert buckets == sorted(buckets) and buckets[-1] == handled  # cumulative, +Inf last
+        assert m["patience_race_command_seconds_sum"] > 0
         assert m["patience_race_loop_lag_seconds_count"] > 0
         assert m['patience_race_frames_total{direction="received"}'] >= handled
         assert m['patience_race_frames_total{direction="sent"}'] >= handled

@@ -87,17 +87,20 @@ def test_an_in_memory_store_has_no_checkpointer() -> None:
     store.close()
 
 
-def test_histogram_counts_buckets_and_quantiles() -> None:
+def test_histogram_counts_buckets() -> None:
     h = Histogram("x_seconds", "test", bounds=(0.001, 0.01, 0.1))
-    assert h.quantile(0.5) != h.quantile(0.5)  # nan: nothing observed
+    assert h.lines()[2:] == [
+        'x_seconds_bucket{le="0.001"} 0',
+        'x_seconds_bucket{le="0.01"} 0',
+        'x_seconds_bucket{le="0.1"} 0',
+        'x_seconds_bucket{le="+Inf"} 0',
+        "x_seconds_sum 0.000000",
+        "x_seconds_count 0",
+    ]
     for seconds in (0.0005, 0.0005, 0.002, 0.05, 3.0):
         h.observe(seconds)
     assert h.counts == [2, 1, 1, 1]
     assert h.count == 5 and h.sum == pytest.approx(3.053)
-    assert h.quantile(0.4) == 0.001
-    assert h.quantile(0.6) == 0.01
-    assert h.quantile(0.8) == 0.1
-    assert h.quantile(1.0) == float("inf")
     assert h.lines() == [
         "# HELP x_seconds test",
         "# TYPE x_seconds histogram",
