@@ -259,24 +259,26 @@ class Checkpointer(threading.Thread):
         try:
             while not self._stop_event.wait(self.every):
                 try:
-                    _busy, frames, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                    self.runs += 1
-                    if frames >= WAL_RESET_PAGES:
-                        # catch up with what was written meanwhile, so that what is left for
-                        # the writer to copy (Store._finish_checkpoint) is a few pages
-                        for _ in range(5):
-                            if frames - copied < 64:
-                                break
-                            _busy, frames, copied = db.execute(
-                                "PRAGMA wal_checkpoint(PASSIVE)"
-                            ).fetchone()
-                        self.reset_wanted.set()
+                    self.checkpoint(db)
                 except sqlite3.Error:
                     log.exception(
                         "checkpoint failed", extra={"fields": {"event": "checkpoint_failed"}}
                     )
         finally:
             db.close()
+
+    def checkpoint(self, db: sqlite3.Connection) -> None:
+        """One passive checkpoint on ``db`` (this thread's own connection)."""
+        _busy, frames, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        self.runs += 1
+        if frames >= WAL_RESET_PAGES:
+            # catch up with what was written meanwhile, so that what is left for the writer to
+            # copy (Store._finish_checkpoint) is a few pages
+            for _ in range(5):
+                if frames - copied < 64:
+                    break
+                _busy, frames, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            self.reset_wanted.set()
 
     def stop(self) -> None:
         self._stop_event.set()
