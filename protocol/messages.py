@@ -23,12 +23,15 @@ from pydantic import (
 from .moves import Kind, Move
 from .view import BoardView, CardName
 
-PROTOCOL_VERSION = "1.0"
+PROTOCOL_VERSION = "1.1"
 """``major.minor``: a client of another major version is refused; minors only add optional fields."""
 
 Seq = Annotated[int, Field(ge=0, le=2**53)]
-Name = Annotated[str, StringConstraints(min_length=1, max_length=64)]
-"""Display names: 1 to 24 printable characters once trimmed (the server checks the rest)."""
+MAX_NAME = 24
+Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME)]
+"""Display names: 1 to 24 characters; the server normalizes and checks the rest
+(``protocol.names``: NFKC, a letter or digit, nothing blank-looking, no look-alike of another
+member's name)."""
 RoomCode = Annotated[str, StringConstraints(min_length=4, max_length=16)]
 Token = Annotated[str, StringConstraints(min_length=16, max_length=128)]
 PileIndex = Annotated[int, Field(ge=-1, le=15)]
@@ -139,6 +142,10 @@ class Member(Model):
     ready: bool
     connected: bool
     host: bool
+    bot: bool = False
+    """The member joined as a bot (``join_room`` with ``bot``)."""
+    rematch: bool = False
+    """After the results: this player asked for a rematch."""
 
 
 class RoomInfo(Model):
@@ -255,7 +262,8 @@ class PlayerRecord(Model):
 
 class RaceRecord(Model):
     race_id: str
-    room: str
+    room: str | None
+    """The room's code; None for a private room (its code is never published)."""
     settings: PublicSettings
     started_at: float
     """Unix time."""
@@ -289,6 +297,8 @@ class JoinRoom(Command):
     code: RoomCode
     name: Name
     spectate: bool = False
+    bot: bool = False
+    """A program playing: everyone sees it, and a room left with only bots closes."""
 
 
 class Resume(Command):
@@ -442,6 +452,9 @@ class Snapshot(Event):
 
     type: Literal["snapshot"] = "snapshot"
     seq: int
+    next_seq: int
+    """The lowest sequence number your seat's next command may carry (commands go on from the
+    seat's highest number answered, whatever connection sent it)."""
     you: int
     role: Role
     room: RoomInfo

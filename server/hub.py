@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -61,6 +60,7 @@ from protocol.messages import (
 from protocol.messages import (
     PublicSettings as PublicSettingsModel,
 )
+from protocol.names import BadName, clashes, normalize
 
 from .limits import Limits, TokenBucket
 from .race import Race, RaceError
@@ -71,7 +71,6 @@ log = logging.getLogger("patience_race.server")
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 """Room codes: no 0/O, 1/I/L to misread; 8 of these are about 40 bits."""
 CODE_LENGTH = 8
-MAX_NAME = 24
 MAX_SPECTATORS = 32
 
 # Close codes (docs/protocol.md)
@@ -170,6 +169,11 @@ class MemberState:
     away_since: float | None = None
     """When the connection dropped (None while connected)."""
     seqs: SeqCache = field(default_factory=SeqCache)
+    bot: bool = False
+    rematch: bool = False
+    """After the results: this player asked for a rematch."""
+    wants_seat: bool = False
+    """Joined to play while a race was on: seated in the next race if a seat is free."""
 
 
 @dataclass
@@ -188,8 +192,12 @@ class Conn:
 
 
 class Room:
-    def __init__(self, code: str, settings: Settings, config: GameConfig, now: float) -> None:
+    def __init__(
+        self, code: str, settings: Settings, config: GameConfig, now: float, owner: str = ""
+    ) -> None:
         self.code = code
+        self.owner = owner
+        """The address that created the room: it counts toward that address's room budget."""
         self.settings = settings
         self.config = config
         self.created = now
@@ -213,8 +221,8 @@ class Room:
     def spectators(self) -> list[MemberState]:
         return [m for m in self.members.values() if m.role == "spectator"]
 
-    def add(self, name: str, role: str, now: float) -> MemberState:
-        member = MemberState(self.next_id, name, role, secrets.token_urlsafe(24), now)
+    def add(self, name: str, role: str, now: float, bot: bool = False) -> MemberState:
+        member = MemberState(self.next_id, name, role, secrets.token_urlsafe(24), now, bot=bot)
         self.next_id += 1
         self.members[member.id] = member
         if self.host is None and role == "player":
@@ -263,6 +271,8 @@ class Room:
                     ready=m.ready,
                     connected=m.conn is not None,
                     host=m.id == self.host,
+                    bot=m.bot,
+                    rematch=m.rematch,
                 )
                 for m in self.members.values()
             ],
@@ -291,14 +301,11 @@ def display_code(code: str) -> str:
 
 
 def check_name(name: str) -> str:
-    name = unicodedata.normalize("NFC", " ".join(name.split()))
-    if not name:
-        raise CommandError("bad_name", "a name needs at least one visible character")
-    if len(name) > MAX_NAME:
-        raise CommandError("bad_name", f"a name has at most {MAX_NAME} characters")
-    if not name.isprintable() or any(unicodedata.category(c) in ("Cf", "Co", "Cs") for c in name):
-        raise CommandError("bad_name", "a name may hold only printable characters")
-    return name
+    """``name`` normalized (``protocol.names``), or ``bad_name`` saying what is wrong with it."""
+    try:
+        return normalize(name)
+    except BadName as exc:
+        raise CommandError("bad_name", str(exc)) from None
 
 
 class Hub:
@@ -318,6 +325,9 @@ class Hub:
         self.rooms: dict[str, Room] = {}
         self.conns: dict[int, Conn] = {}
         self.per_address: dict[str, int] = {}
+        self.rooms_per_address: dict[str, int] = {}
+        self.room_buckets: OrderedDict[str, TokenBucket] = OrderedDict()
+        """Each address's budget for creating rooms; bounded (:meth:`_room_bucket`)."""
         self.finished: OrderedDict[str, RaceRecord] = OrderedDict()
         self.draining = False
         self.metrics: dict[str, int] = {}
@@ -492,11 +502,26 @@ class Hub:
             raise CommandError(
                 "too_many_rooms", "the server holds as many rooms as it can: try later"
             )
+        peer = conn.peer
+        if peer and self.rooms_per_address.get(peer, 0) >= self.limits.max_rooms_per_address:
+            self.count("rooms_refused_per_address")
+            raise CommandError(
+                "too_many_rooms",
+                f"your address already holds {self.limits.max_rooms_per_address} open rooms: "
+                "leave one first",
+            )
         name = check_name(cmd.name)
         config = self._check_settings(cmd.settings, 1)
+        if peer and not self._room_bucket(peer, now).take(now):
+            self.count("rooms_refused_rate")
+            raise CommandError(
+                "rate_limited", "your address is opening rooms too fast: wait a little"
+            )
         code = self._new_code()
-        room = Room(code, cmd.settings, config, now)
+        room = Room(code, cmd.settings, config, now, owner=peer)
         self.rooms[code] = room
+        if peer:
+            self.rooms_per_address[peer] = self.rooms_per_address.get(peer, 0) + 1
         member = room.add(name, "player", now)
         self._bind(conn, room, member)
         self.count("rooms_created")
@@ -505,6 +530,20 @@ class Hub:
             conn.id,
             Joined(seq=cmd.seq, you=member.id, role="player", token=member.token, room=room.info()),
         )
+
+    def _room_bucket(self, peer: str, now: float) -> TokenBucket:
+        """``peer``'s room-creation budget. A bucket that has refilled holds nothing worth
+        keeping, so the table is trimmed of the oldest ones past a bound."""
+        bucket = self.room_buckets.get(peer)
+        if bucket is None:
+            limits = self.limits
+            bucket = TokenBucket(limits.room_create_rate, limits.room_create_burst, now)
+            self.room_buckets[peer] = bucket
+            while len(self.room_buckets) > max(1000, 2 * limits.max_connections):
+                self.room_buckets.popitem(last=False)
+        else:
+            self.room_buckets.move_to_end(peer)
+        return bucket
 
     def _new_code(self) -> str:
         while True:
@@ -523,13 +562,16 @@ class Hub:
             raise CommandError("already_in_room", "leave your room first")
         room = self._room(cmd.code)
         name = check_name(cmd.name)
-        if any(m.name.casefold() == name.casefold() for m in room.members.values()):
-            raise CommandError("name_taken", f"someone in this room is already called {name}")
+        taken = clashes(name, [m.name for m in room.members.values()])
+        if taken is not None:
+            what = name if taken == name else f"{taken}, which looks the same as {name}"
+            raise CommandError("name_taken", f"someone in this room is already called {what}")
         seat_free = room.state == "lobby" and len(room.players()) < room.settings.seats
         role = "player" if seat_free and not cmd.spectate else "spectator"
         if role == "spectator" and len(room.spectators()) >= MAX_SPECTATORS:
             raise CommandError("room_full", "this room is full")
-        member = room.add(name, role, now)
+        member = room.add(name, role, now, bot=cmd.bot)
+        member.wants_seat = role == "spectator" and not cmd.spectate
         self._bind(conn, room, member)
         self._event("joined", room, member, role=role)
         out.reply(
@@ -587,6 +629,17 @@ class Hub:
             return
         self._room_update(room, out)
         self._check_end(room, now, out)
+        self._close_if_only_bots(room, now, out)
+
+    def _close_if_only_bots(self, room: Room, now: float, out: Outbox) -> None:
+        """A room left with only bots, out of a race, closes: nobody is there to race them."""
+        if (
+            room.state in ("lobby", "results")
+            and room.code in self.rooms
+            and room.members
+            and all(m.bot for m in room.members.values())
+        ):
+            self._close_room(room, now, out, "only bots were left in the room")
 
     def _membership(self, conn: Conn) -> tuple[Room, MemberState]:
         if conn.room is None or conn.member is None:
@@ -653,6 +706,13 @@ class Hub:
 
     def _start(self, conn: Conn, cmd: Start, now: float, out: Outbox) -> None:
         room, member = self._host_only(conn)
+        if room.state == "results":
+            # the host starts the next race: the room goes back to the lobby, where everyone
+            # who asked for the rematch is ready and the others can join in
+            member.rematch = True
+            out.reply(conn.id, Ack(seq=cmd.seq))
+            self._back_to_lobby(room, member, now, out)
+            return
         if room.state != "lobby":
             raise CommandError("wrong_state", "the race has already started")
         if self.draining:
@@ -728,26 +788,51 @@ class Hub:
         self._check_end(room, now, out)
 
     def _rematch(self, conn: Conn, cmd: Rematch, now: float, out: Outbox) -> None:
+        """A player asks for a rematch: everyone sees who asked; the room goes back to the
+        lobby once every connected player has asked (or the host starts it)."""
         room, member = self._membership(conn)
-        if room.state == "results":
-            room.state = "lobby"
-            room.race = None
-            room.countdown_end = None
-            if room.settings.deal_number is not None:
-                room.settings = room.settings.model_copy(update={"deal_number": None})
-            seats = room.settings.seats
-            ordered = room.players() + room.spectators()
-            for i, m in enumerate(ordered):
-                m.role = "player" if i < seats else "spectator"
-                m.ready = False
-            if room.host is None or room.members[room.host].role != "player":
-                room.host = room.players()[0].id if room.players() else room.host
-            self._event("rematch", room, member)
-        elif room.state != "lobby":
+        if member.role != "player":
+            raise CommandError(
+                "not_a_player", "spectators watch: only the players can ask for a rematch"
+            )
+        if room.state == "lobby":
+            out.reply(conn.id, Ack(seq=cmd.seq))  # the room is back already: asking is ready
+            member.ready = True
+            self._countdown_if_all_ready(room, now, out)
+            return
+        if room.state != "results":
             raise CommandError("wrong_state", "a rematch comes after the results")
         out.reply(conn.id, Ack(seq=cmd.seq))
-        if member.role == "player":
-            member.ready = True
+        if not member.rematch:
+            member.rematch = True
+            self._event("rematch_asked", room, member)
+        players = [p for p in room.players() if p.conn is not None]
+        if all(p.rematch for p in players):
+            self._back_to_lobby(room, member, now, out)
+        else:
+            self._room_update(room, out)
+
+    def _back_to_lobby(self, room: Room, by: MemberState, now: float, out: Outbox) -> None:
+        """After the results: the same settings and a new deal. Players who asked for the
+        rematch are ready; spectators who came to play take the free seats."""
+        room.state = "lobby"
+        room.race = None
+        room.countdown_end = None
+        if room.settings.deal_number is not None:
+            room.settings = room.settings.model_copy(update={"deal_number": None})
+        seats = room.settings.seats
+        players = room.players()
+        for m in room.spectators():
+            if m.wants_seat and len(players) < seats:
+                m.role = "player"
+                m.wants_seat = False
+                players.append(m)
+        for m in room.members.values():
+            m.ready = m.role == "player" and m.rematch
+            m.rematch = False
+        if room.host is None or room.members[room.host].role != "player":
+            room.host = players[0].id if players else room.host
+        self._event("rematch", room, by)
         self._countdown_if_all_ready(room, now, out)
 
     def _get_race(self, conn: Conn, cmd: GetRace, now: float, out: Outbox) -> None:
@@ -812,6 +897,11 @@ class Hub:
     def _grace(self, room: Room, now: float, out: Outbox) -> bool:
         """Seats kept past the grace period are dropped; False if that closed the room."""
         grace = self.limits.grace_s
+        if room.state in ("lobby", "results") and len(room.away) >= len(room.members):
+            last = max((m.away_since or now) for m in room.members.values())
+            if now - last >= self.limits.abandoned_s:
+                self._close_room(room, now, out, "nobody was left in it")
+                return False
         dropped = False
         for mid in list(room.away):
             m = room.members.get(mid)
@@ -897,7 +987,7 @@ class Hub:
         race.end(now, reason)
         room.state = "results"
         for m in room.members.values():
-            m.ready = False
+            m.ready = m.rematch = False
         standings = race.standings()
         over = RaceOver(
             race_id=race.race_id, reason=reason, standings=standings, reveal=race.reveal()
@@ -905,7 +995,7 @@ class Hub:
         room.last_over = over
         record = RaceRecord(
             race_id=race.race_id,
-            room=room.code,
+            room=None if room.settings.private else room.code,
             settings=room.public_settings(),
             started_at=race.wall_started if race.wall_started is not None else self.wall(),
             ended_at=self.wall(),
@@ -935,6 +1025,7 @@ class Hub:
         self._send_progress(room, now, out)
         self._broadcast(room, over, out)
         self._room_update(room, out)
+        self._close_if_only_bots(room, now, out)
 
     def _send_progress(self, room: Room, now: float, out: Outbox) -> None:
         race = room.race
@@ -971,13 +1062,25 @@ class Hub:
         conn.member = member
         member.conn = conn.id
 
-    def _close_room(self, room: Room, now: float, out: Outbox) -> None:
+    def _close_room(self, room: Room, now: float, out: Outbox, why: str = "") -> None:
         if room.race is not None and room.state == "racing":
             for sid in room.race.seats:
                 room.race.drop(sid, "left", now)
             self._check_end(room, now, out)
-        self.rooms.pop(room.code, None)
-        self._event("room_closed", room, None)
+        if self.rooms.pop(room.code, None) is None:
+            return
+        if room.owner:
+            left = self.rooms_per_address.get(room.owner, 1) - 1
+            if left > 0:
+                self.rooms_per_address[room.owner] = left
+            else:
+                self.rooms_per_address.pop(room.owner, None)
+        for m in list(room.members.values()):
+            conn = self.conns.get(m.conn) if m.conn is not None else None
+            if conn is not None and conn.room is room:
+                conn.room = conn.member = None
+                out.send(conn.id, Kicked(message=f"room {display_code(room.code)} closed: {why}"))
+        self._event("room_closed", room, None, why=why or None)
 
     def _snapshot(self, room: Room, member: MemberState, seq: int, now: float) -> Snapshot:
         race = room.race
@@ -990,6 +1093,7 @@ class Hub:
         over = room.last_over if room.state == "results" else None
         return Snapshot(
             seq=seq,
+            next_seq=max(member.seqs.highest, seq) + 1,
             you=member.id,
             role=member.role,  # type: ignore[arg-type]
             room=room.info(),

@@ -23,6 +23,15 @@ class Limits:
     max_per_address: int = 32
     """Connections from one client address (behind a trusted proxy, the forwarded address)."""
     max_rooms: int = 1000
+    max_rooms_per_address: int = 8
+    """Rooms one address may hold open at once (rooms it created that still exist)."""
+    room_create_rate: float = 1 / 6
+    """Rooms one address may create a second, on average (one every six seconds)..."""
+    room_create_burst: int = 10
+    """...with this many at once."""
+    abandoned_s: float = 10.0
+    """A room in its lobby or results with nobody connected closes after this long: the grace
+    period is for seats in a race, not for rooms nobody is in."""
     hello_timeout_s: float = 10.0
     idle_timeout_s: float = 900.0
     """A connection that sends nothing this long, outside a running race, is closed (4408)."""

@@ -22,6 +22,7 @@ from protocol.messages import (
     Settings,
     Snapshot,
     Standing,
+    Start,
 )
 
 from .rules_helpers import spider, suit_run
@@ -197,6 +198,10 @@ async def test_first_to_win_takes_first_place_and_the_others_play_on() -> None:
         await close_all(conns)
 
 
+async def host_start(conn: Connection) -> None:
+    await conn.request(Start(seq=0))
+
+
 async def test_rematch_new_deal_everyone_seated_again() -> None:
     async with running_server() as server:
         conns, code, joined = await host_and_join(
@@ -216,17 +221,27 @@ async def test_rematch_new_deal_everyone_seated_again() -> None:
         over = await ann.wait_for(RaceOver)
         assert over.reveal.number == 4242
 
+        with pytest.raises(ServerError) as watcher:
+            await late.request(Rematch(seq=1))
+        assert watcher.value.code == "not_a_player"  # a spectator cannot end the results
+
         await ann.request(Rematch(seq=0))
+        asked = await wait_until(
+            bob, RoomUpdate, lambda u: any(m.rematch for m in u.room.members)
+        )
+        assert asked.room.state == "results"  # nobody's results are taken away
+        assert {m.name for m in asked.room.members if m.rematch} == {"Ann"}
+        await host_start(ann)  # the host starts it: back to the lobby
         lobby = await wait_until(bob, RoomUpdate, lambda u: u.room.state == "lobby")
         roles = {m.name: (m.role, m.ready) for m in lobby.room.members}
         assert roles == {
             "Ann": ("player", True),
             "Bob": ("player", False),
-            "Cy": ("player", False),  # the spectator is seated: there is a seat for them
+            "Cy": ("player", False),  # came to play during the race: there is a seat for them
         }
         assert lobby.room.settings.fixed_deal is False  # a rematch is a new deal
         await bob.request(Ready(seq=0))
-        await late.request(Ready(seq=0))
+        await late.request(Ready(seq=2))
         second = [await c.wait_for(RaceStart) for c in (ann, bob, late)]
         assert second[0].race_id != first[0].race_id
         assert second[0].commitment != first[0].commitment

@@ -380,7 +380,7 @@ async def test_sigterm_drains_the_real_process_and_export_works_after(tmp_path: 
         over = await ann.wait_for(RaceOver)
         # a second race, running when the signal comes
         await ann.request(Rematch(seq=0))
-        await bob.request(Ready(seq=0))
+        await bob.request(Rematch(seq=0))  # everyone asked: back to the lobby, all ready
         await ann.wait_for(RaceStart)
         second = [await move(bob, "deal"), await move(bob, "deal")]
         http = url.replace("ws://", "http://") + "/metrics"

@@ -1,0 +1,147 @@
+"""Display names: what a name may hold, its one written form, and when two names look the same.
+
+A name is shown to everyone in a room, in other people's terminals, so it is checked as the
+hostile text it may be:
+
+- it is NFKC-normalized (fullwidth ``Ａnn`` becomes ``Ann``, mathematical letters plain ones) and
+  its runs of white space become one space;
+- it holds at least one letter or digit, no control, format, private-use or unassigned
+  character, nothing that draws as blank (Hangul fillers, the braille blank, invisible joiners),
+  and at most :data:`MAX_MARKS_IN_A_ROW` combining marks on one character;
+- two names clash when their *skeletons* are equal: the name case-folded, with every character
+  replaced by the one it is easily mistaken for, from Unicode's confusables table (UTS #39), so
+  Cyrillic ``Аnn`` clashes with ``Ann`` and ``BOB`` with ``b0b``.
+
+Pure and free of I/O but for reading the confusables table shipped with the
+``confusable_homoglyphs`` package, once.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from functools import cache
+from importlib import resources
+
+from .messages import MAX_NAME
+
+MAX_MARKS_IN_A_ROW = 2
+"""Combining marks on one base character: enough for Vietnamese and Indic scripts, not for the
+towers of marks that draw over the lines around a name."""
+MAX_MARKS = 8
+
+_BAD_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
+_MARKS = frozenset({"Mn", "Mc", "Me"})
+
+_BLANK_RANGES: tuple[tuple[int, int], ...] = (
+    # Unicode's Default_Ignorable_Code_Point (drawn as nothing) ...
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+    # ... and visible characters that draw as a blank cell
+    (0x2800, 0x2800),  # braille pattern blank
+    (0x3000, 0x3000),  # ideographic space (NFKC makes it a space; kept here for clarity)
+    (0x2422, 0x2423),  # blank symbol, open box
+    (0x1D159, 0x1D159),  # musical symbol null notehead
+)
+
+
+class BadName(ValueError):
+    """A name that cannot be used; the message says why, for the person who typed it."""
+
+
+def _is_blank(ch: str) -> bool:
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in _BLANK_RANGES)
+
+
+def normalize(name: str) -> str:
+    """``name`` in its one written form, or :class:`BadName` saying why it cannot be used."""
+    name = unicodedata.normalize("NFKC", name)
+    name = " ".join(name.split())
+    if not name:
+        raise BadName("a name needs at least one visible character")
+    if len(name) > MAX_NAME:
+        raise BadName(f"a name has at most {MAX_NAME} characters")
+    for ch in name:
+        if unicodedata.category(ch) in _BAD_CATEGORIES or _is_blank(ch) or ch in "\t\n\r":
+            raise BadName(
+                "a name may hold only visible characters (no control, invisible or blank ones)"
+            )
+    in_a_row = marks = 0
+    decomposed = unicodedata.normalize("NFD", name)  # marks counted whether precomposed or not
+    for i, ch in enumerate(decomposed):
+        if unicodedata.category(ch) in _MARKS:
+            in_a_row += 1
+            marks += 1
+            if i == 0 or decomposed[i - 1] == " ":
+                raise BadName("a name cannot start a word with a combining mark")
+            if in_a_row > MAX_MARKS_IN_A_ROW or marks > MAX_MARKS:
+                raise BadName("too many accents or marks on one letter")
+        else:
+            in_a_row = 0
+    if not any(unicodedata.category(ch)[0] in "LN" for ch in name):
+        raise BadName("a name needs at least one letter or digit")
+    return name
+
+
+@cache
+def _prototypes() -> dict[str, str]:
+    """Each confusable character's prototype: of the characters it is listed as confusable
+    with (and itself), the one confusable with the most others, so that a whole class of
+    look-alikes maps to one character."""
+    table = json.loads(
+        resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
+    )
+    size = {ch: len(entries) for ch, entries in table.items()}
+
+    def rank(ch: str) -> tuple[int, int, int]:
+        return (-size.get(ch, 0), 0 if ch.isascii() else 1, ord(ch))
+
+    proto: dict[str, str] = {}
+    for ch, entries in table.items():
+        if len(ch) != 1:
+            continue
+        group = [ch] + [e["c"] for e in entries if len(e["c"]) == 1]
+        best = min(group, key=rank)
+        if best != ch:
+            proto[ch] = best
+    # follow chains to their end, so that a -> b -> c maps a straight to c
+    for ch in list(proto):
+        seen = {ch}
+        target = proto[ch]
+        while target in proto and target not in seen:
+            seen.add(target)
+            target = proto[target]
+        proto[ch] = target
+    return proto
+
+
+def skeleton(name: str) -> str:
+    """What ``name`` looks like: two names with the same skeleton clash."""
+    proto = _prototypes()
+    text = unicodedata.normalize("NFKC", " ".join(name.split()))
+    for _ in range(2):  # prototypes may be capitals: map, fold, map again
+        text = "".join(proto.get(ch, ch) for ch in unicodedata.normalize("NFD", text))
+        text = unicodedata.normalize("NFKC", text).casefold()
+    return "".join(ch for ch in text if not _is_blank(ch))
+
+
+def clashes(name: str, others: list[str]) -> str | None:
+    """The first of ``others`` that looks the same as ``name``, or None."""
+    mine = skeleton(name)
+    return next((o for o in others if skeleton(o) == mine), None)
