@@ -226,9 +226,7 @@ async def test_rematch_new_deal_everyone_seated_again() -> None:
         assert watcher.value.code == "not_a_player"  # a spectator cannot end the results
 
         await ann.request(Rematch(seq=0))
-        asked = await wait_until(
-            bob, RoomUpdate, lambda u: any(m.rematch for m in u.room.members)
-        )
+        asked = await wait_until(bob, RoomUpdate, lambda u: any(m.rematch for m in u.room.members))
         assert asked.room.state == "results"  # nobody's results are taken away
         assert {m.name for m in asked.room.members if m.rematch} == {"Ann"}
         await host_start(ann)  # the host starts it: back to the lobby

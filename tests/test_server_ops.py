@@ -25,7 +25,6 @@ from protocol.messages import (
     RaceRecord,
     RaceRecordMsg,
     RaceStart,
-    Ready,
     Rematch,
     Settings,
     Start,
