@@ -77,6 +77,18 @@ def build_parser() -> argparse.ArgumentParser:
     opt("grace", limits.grace_s, "seconds a dropped player's seat waits for them", float)
     opt("countdown-ms", limits.countdown_ms, "countdown before a race starts, in milliseconds", int)
     opt("max-rooms", limits.max_rooms, "rooms open at once", int)
+    opt(
+        "max-rooms-per-address",
+        limits.max_rooms_per_address,
+        "rooms one client address may hold open at once",
+        int,
+    )
+    opt(
+        "rooms-per-minute",
+        round(limits.room_create_rate * 60, 3),
+        "rooms one client address may open a minute, on average (bursts of 10)",
+        float,
+    )
     opt("max-connections", limits.max_connections, "connections open at once", int)
     opt("max-per-address", limits.max_per_address, "connections from one client address", int)
     opt("rate", limits.rate, "commands per second per connection, on average", float)
@@ -166,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         grace_s=args.grace,
         countdown_ms=args.countdown_ms,
         max_rooms=args.max_rooms,
+        max_rooms_per_address=args.max_rooms_per_address,
+        room_create_rate=args.rooms_per_minute / 60,
         max_connections=args.max_connections,
         max_per_address=args.max_per_address,
         rate=args.rate,
