@@ -12,7 +12,7 @@ import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -34,7 +34,6 @@ from protocol.messages import (
     Kicked,
     Leave,
     ListRooms,
-    Member,
     MoveCmd,
     Moved,
     Notice,
@@ -47,9 +46,7 @@ from protocol.messages import (
     Ready,
     Rematch,
     Resume,
-    RoomInfo,
     RoomList,
-    RoomSummary,
     RoomUpdate,
     Settings,
     Snapshot,
@@ -57,21 +54,26 @@ from protocol.messages import (
     UpdateSettings,
     Welcome,
 )
-from protocol.messages import (
-    PublicSettings as PublicSettingsModel,
-)
 from protocol.names import BadName, clashes, normalize
 
 from .limits import Limits, TokenBucket
 from .race import Race, RaceError
+from .rooms import (
+    CODE_ALPHABET,
+    CODE_LENGTH,
+    MAX_SPECTATORS,
+    MemberState,
+    Room,
+    SeqCache,
+    display_code,
+    normalize_code,
+)
 from .store import Store
+
+__all__ = ["Hub", "MemberState", "Room", "check_name", "display_code", "normalize_code"]
 
 log = logging.getLogger("patience_race.server")
 
-CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
-"""Room codes: no 0/O, 1/I/L to misread; 8 of these are about 40 bits."""
-CODE_LENGTH = 8
-MAX_SPECTATORS = 32
 
 # Close codes (docs/protocol.md)
 CLOSE_BAD_INPUT = 4400
@@ -133,49 +135,6 @@ class Outbox:
         return data
 
 
-class SeqCache:
-    """The answers to the last :attr:`SIZE` commands, by sequence number, as encoded frames:
-    bytes are compact and hold no references for the garbage collector to walk."""
-
-    SIZE = 16
-
-    __slots__ = ("answers", "highest")
-
-    def __init__(self) -> None:
-        self.answers: dict[int, tuple[bytes, ...]] = {}
-        self.highest = -1
-
-    def get(self, seq: int) -> tuple[bytes, ...] | None:
-        return self.answers.get(seq)
-
-    def put(self, seq: int, frames: tuple[bytes, ...]) -> None:
-        answers = self.answers
-        answers[seq] = frames
-        if seq > self.highest:
-            self.highest = seq
-        while len(answers) > self.SIZE:
-            del answers[next(iter(answers))]  # the oldest: dicts keep insertion order
-
-
-@dataclass
-class MemberState:
-    id: int
-    name: str
-    role: str
-    token: str
-    joined_at: float
-    ready: bool = False
-    conn: int | None = None
-    away_since: float | None = None
-    """When the connection dropped (None while connected)."""
-    seqs: SeqCache = field(default_factory=SeqCache)
-    bot: bool = False
-    rematch: bool = False
-    """After the results: this player asked for a rematch."""
-    wants_seat: bool = False
-    """Joined to play while a race was on: seated in the next race if a seat is free."""
-
-
 @dataclass
 class Conn:
     id: int
@@ -189,115 +148,6 @@ class Conn:
     bad: int = 0
     limited: int = 0
     last_seen: float = 0.0
-
-
-class Room:
-    def __init__(
-        self, code: str, settings: Settings, config: GameConfig, now: float, owner: str = ""
-    ) -> None:
-        self.code = code
-        self.owner = owner
-        """The address that created the room: it counts toward that address's room budget."""
-        self.settings = settings
-        self.config = config
-        self.created = now
-        self.members: dict[int, MemberState] = {}
-        self.host: int | None = None
-        self.state = "lobby"
-        self.race: Race | None = None
-        self.countdown_end: float | None = None
-        self.next_id = 1
-        self.progress_dirty = False
-        self.progress_sent = 0.0
-        self.last_over: RaceOver | None = None
-        self.away: set[int] = set()
-        """Members whose connection dropped: the clock tick looks only at these."""
-
-    # -- members --------------------------------------------------------------------------
-
-    def players(self) -> list[MemberState]:
-        return [m for m in self.members.values() if m.role == "player"]
-
-    def spectators(self) -> list[MemberState]:
-        return [m for m in self.members.values() if m.role == "spectator"]
-
-    def add(self, name: str, role: str, now: float, bot: bool = False) -> MemberState:
-        member = MemberState(self.next_id, name, role, secrets.token_urlsafe(24), now, bot=bot)
-        self.next_id += 1
-        self.members[member.id] = member
-        if self.host is None and role == "player":
-            self.host = member.id
-        return member
-
-    def remove(self, member_id: int) -> None:
-        self.members.pop(member_id, None)
-        self.away.discard(member_id)
-        if self.host == member_id:
-            players = self.players()
-            others = players or list(self.members.values())
-            self.host = others[0].id if others else None
-
-    def connected(self) -> Iterator[MemberState]:
-        return (m for m in self.members.values() if m.conn is not None)
-
-    # -- views ----------------------------------------------------------------------------
-
-    def public_settings(self) -> PublicSettingsModel:
-        s = self.settings
-        return PublicSettingsModel(
-            game=s.game,
-            options=dict(self.config.options),
-            numbering=s.numbering,
-            mode=s.mode,
-            time_limit=s.time_limit,
-            undo=s.undo,
-            seats=s.seats,
-            private=s.private,
-            fixed_deal=s.deal_number is not None,
-            title=self.config.title,
-        )
-
-    def info(self) -> RoomInfo:
-        race = self.race
-        return RoomInfo(
-            code=self.code,
-            state=self.state,  # type: ignore[arg-type]
-            settings=self.public_settings(),
-            members=[
-                Member(
-                    id=m.id,
-                    name=m.name,
-                    role=m.role,  # type: ignore[arg-type]
-                    ready=m.ready,
-                    connected=m.conn is not None,
-                    host=m.id == self.host,
-                    bot=m.bot,
-                    rematch=m.rematch,
-                )
-                for m in self.members.values()
-            ],
-            race_id=race.race_id if race else None,
-            commitment=race.commitment if race else None,
-        )
-
-    def summary(self) -> RoomSummary:
-        return RoomSummary(
-            code=self.code,
-            state=self.state,  # type: ignore[arg-type]
-            title=self.config.title,
-            mode=self.settings.mode,
-            players=len(self.players()),
-            seats=self.settings.seats,
-            spectators=len(self.spectators()),
-        )
-
-
-def normalize_code(code: str) -> str:
-    return "".join(ch for ch in code.upper() if ch.isalnum())
-
-
-def display_code(code: str) -> str:
-    return f"{code[:4]}-{code[4:]}"
 
 
 def check_name(name: str) -> str:
@@ -522,13 +372,13 @@ class Hub:
         self.rooms[code] = room
         if peer:
             self.rooms_per_address[peer] = self.rooms_per_address.get(peer, 0) + 1
-        member = room.add(name, "player", now)
+        member, token = room.add(name, "player", now)
         self._bind(conn, room, member)
         self.count("rooms_created")
         self._event("room_created", room, member, game=config.title, private=cmd.settings.private)
         out.reply(
             conn.id,
-            Joined(seq=cmd.seq, you=member.id, role="player", token=member.token, room=room.info()),
+            Joined(seq=cmd.seq, you=member.id, role="player", token=token, room=room.info()),
         )
 
     def _room_bucket(self, peer: str, now: float) -> TokenBucket:
@@ -570,13 +420,13 @@ class Hub:
         role = "player" if seat_free and not cmd.spectate else "spectator"
         if role == "spectator" and len(room.spectators()) >= MAX_SPECTATORS:
             raise CommandError("room_full", "this room is full")
-        member = room.add(name, role, now, bot=cmd.bot)
+        member, token = room.add(name, role, now, bot=cmd.bot)
         member.wants_seat = role == "spectator" and not cmd.spectate
         self._bind(conn, room, member)
         self._event("joined", room, member, role=role)
         out.reply(
             conn.id,
-            Joined(seq=cmd.seq, you=member.id, role=role, token=member.token, room=room.info()),
+            Joined(seq=cmd.seq, you=member.id, role=role, token=token, room=room.info()),
         )  # type: ignore[arg-type]
         if room.state != "lobby":
             out.reply(conn.id, self._snapshot(room, member, cmd.seq, now))
@@ -584,9 +434,7 @@ class Hub:
 
     def _resume(self, conn: Conn, cmd: Resume, now: float, out: Outbox) -> None:
         room = self._room(cmd.code)
-        member = next(
-            (m for m in room.members.values() if secrets.compare_digest(m.token, cmd.token)), None
-        )
+        member = room.holder(cmd.token)
         if member is None:
             raise CommandError("bad_token", "that token holds no seat in this room")
         if conn.room is not None and conn.member is not member:

@@ -1,0 +1,197 @@
+"""Rooms and their members as plain data: who is in a room, in which role, with which seat,
+and what the room looks like on the wire.  No I/O and no clock: the hub (``server.hub``) drives
+them, and ``server.durable`` writes them down and reads them back."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from protocol.config import GameConfig
+from protocol.messages import (
+    Member,
+    RaceOver,
+    RoomInfo,
+    RoomSummary,
+    Settings,
+)
+from protocol.messages import (
+    PublicSettings as PublicSettingsModel,
+)
+
+from .race import Race
+
+CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+"""Room codes: no 0/O, 1/I/L to misread; 8 of these are about 40 bits."""
+CODE_LENGTH = 8
+MAX_SPECTATORS = 32
+
+
+class SeqCache:
+    """The answers to the last :attr:`SIZE` commands, by sequence number, as encoded frames:
+    bytes are compact and hold no references for the garbage collector to walk."""
+
+    SIZE = 16
+
+    __slots__ = ("answers", "highest")
+
+    def __init__(self) -> None:
+        self.answers: dict[int, tuple[bytes, ...]] = {}
+        self.highest = -1
+
+    def get(self, seq: int) -> tuple[bytes, ...] | None:
+        return self.answers.get(seq)
+
+    def put(self, seq: int, frames: tuple[bytes, ...]) -> None:
+        answers = self.answers
+        answers[seq] = frames
+        if seq > self.highest:
+            self.highest = seq
+        while len(answers) > self.SIZE:
+            del answers[next(iter(answers))]  # the oldest: dicts keep insertion order
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class MemberState:
+    id: int
+    name: str
+    role: str
+    token_hash: str
+    """sha256 of the seat's token: the token itself is given to its holder once, never kept."""
+    joined_at: float
+    ready: bool = False
+    conn: int | None = None
+    away_since: float | None = None
+    """When the connection dropped (None while connected)."""
+    seqs: SeqCache = field(default_factory=SeqCache)
+    bot: bool = False
+    rematch: bool = False
+    """After the results: this player asked for a rematch."""
+    wants_seat: bool = False
+    """Joined to play while a race was on: seated in the next race if a seat is free."""
+
+
+class Room:
+    def __init__(
+        self, code: str, settings: Settings, config: GameConfig, now: float, owner: str = ""
+    ) -> None:
+        self.code = code
+        self.owner = owner
+        """The address that created the room: it counts toward that address's room budget."""
+        self.settings = settings
+        self.config = config
+        self.created = now
+        self.members: dict[int, MemberState] = {}
+        self.host: int | None = None
+        self.state = "lobby"
+        self.race: Race | None = None
+        self.countdown_end: float | None = None
+        self.next_id = 1
+        self.progress_dirty = False
+        self.progress_sent = 0.0
+        self.last_over: RaceOver | None = None
+        self.away: set[int] = set()
+        """Members whose connection dropped: the clock tick looks only at these."""
+
+    # -- members --------------------------------------------------------------------------
+
+    def players(self) -> list[MemberState]:
+        return [m for m in self.members.values() if m.role == "player"]
+
+    def spectators(self) -> list[MemberState]:
+        return [m for m in self.members.values() if m.role == "spectator"]
+
+    def add(self, name: str, role: str, now: float, bot: bool = False) -> tuple[MemberState, str]:
+        """A new member, and the secret token of their seat (for their ``joined`` only)."""
+        token = secrets.token_urlsafe(24)
+        member = MemberState(self.next_id, name, role, token_hash(token), now, bot=bot)
+        self.next_id += 1
+        self.members[member.id] = member
+        if self.host is None and role == "player":
+            self.host = member.id
+        return member, token
+
+    def holder(self, token: str) -> MemberState | None:
+        """The member whose seat ``token`` holds, if any (compared in constant time)."""
+        digest = token_hash(token)
+        found = None
+        for m in self.members.values():
+            if secrets.compare_digest(m.token_hash, digest):
+                found = m
+        return found
+
+    def remove(self, member_id: int) -> None:
+        self.members.pop(member_id, None)
+        self.away.discard(member_id)
+        if self.host == member_id:
+            players = self.players()
+            others = players or list(self.members.values())
+            self.host = others[0].id if others else None
+
+    def connected(self) -> Iterator[MemberState]:
+        return (m for m in self.members.values() if m.conn is not None)
+
+    # -- views ----------------------------------------------------------------------------
+
+    def public_settings(self) -> PublicSettingsModel:
+        s = self.settings
+        return PublicSettingsModel(
+            game=s.game,
+            options=dict(self.config.options),
+            numbering=s.numbering,
+            mode=s.mode,
+            time_limit=s.time_limit,
+            undo=s.undo,
+            seats=s.seats,
+            private=s.private,
+            fixed_deal=s.deal_number is not None,
+            title=self.config.title,
+        )
+
+    def info(self) -> RoomInfo:
+        race = self.race
+        return RoomInfo(
+            code=self.code,
+            state=self.state,  # type: ignore[arg-type]
+            settings=self.public_settings(),
+            members=[
+                Member(
+                    id=m.id,
+                    name=m.name,
+                    role=m.role,  # type: ignore[arg-type]
+                    ready=m.ready,
+                    connected=m.conn is not None,
+                    host=m.id == self.host,
+                    bot=m.bot,
+                    rematch=m.rematch,
+                )
+                for m in self.members.values()
+            ],
+            race_id=race.race_id if race else None,
+            commitment=race.commitment if race else None,
+        )
+
+    def summary(self) -> RoomSummary:
+        return RoomSummary(
+            code=self.code,
+            state=self.state,  # type: ignore[arg-type]
+            title=self.config.title,
+            mode=self.settings.mode,
+            players=len(self.players()),
+            seats=self.settings.seats,
+            spectators=len(self.spectators()),
+        )
+
+
+def normalize_code(code: str) -> str:
+    return "".join(ch for ch in code.upper() if ch.isalnum())
+
+
+def display_code(code: str) -> str:
+    return f"{code[:4]}-{code[4:]}"
