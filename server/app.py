@@ -88,6 +88,9 @@ class RaceServer:
         return f"ws://{self.host}:{self.port}"
 
     async def start(self) -> None:
+        restored = self.hub.restore(time.monotonic())
+        if restored:
+            log.info("restored", extra={"fields": {"event": "restored", "rooms": restored}})
         self.server = await serve(
             self._handler,
             self.host,
@@ -115,6 +118,9 @@ class RaceServer:
 
     async def stop(self) -> None:
         self.gc_pauses.detach()
+        if self.hub.live is not None and self.store is not None and not self.store.closed:
+            with contextlib.suppress(Exception):
+                self.hub.live.alive(self.hub.wall())  # the downtime starts now
         self._flush()
         if self._ticker is not None:
             self._ticker.cancel()

@@ -8,6 +8,7 @@ websockets layer (``server.app``) does, and tests drive the hub directly.
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import time
@@ -56,6 +57,7 @@ from protocol.messages import (
 )
 from protocol.names import BadName, clashes, normalize
 
+from .durable import LiveRooms, Unrevivable, revive_race_only, revive_room
 from .limits import Limits, TokenBucket
 from .race import Race, RaceError
 from .rooms import (
@@ -181,6 +183,9 @@ class Hub:
         self.finished: OrderedDict[str, RaceRecord] = OrderedDict()
         self.draining = False
         self.metrics: dict[str, int] = {}
+        self.live = LiveRooms(store) if store is not None else None
+        """Live rooms written down as they change, read back by :meth:`restore`."""
+        self._alive_written = 0.0
         self._next_conn = 1
         self._next_sweep = 0.0
         """No connection can reach its hello or idle timeout before this time."""
@@ -294,7 +299,13 @@ class Hub:
         except CommandError as exc:
             out.reply(cid, Error(seq=cmd.seq, code=exc.code, message=exc.message))  # type: ignore[arg-type]
             self.count(f"rejected_{exc.code}")
-        cache.put(cmd.seq, tuple(out.frame(e) for e in out.replies))
+        frames = tuple(out.frame(e) for e in out.replies)
+        cache.put(cmd.seq, frames)
+        member = conn.member
+        if self.live is not None and member is not None and conn.room is not None:
+            # answers carrying a token or a whole snapshot are not written down, only their number
+            keep = not isinstance(cmd, CreateRoom | JoinRoom | Resume)
+            self.live.answer(conn.room.code, member.id, cmd.seq, frames if keep else None)
         if isinstance(cmd, CreateRoom | JoinRoom) and conn.member is not None:
             # a new seat: its numbers go on from this connection's, so that a create or join
             # sent again (its answer lost) is answered again rather than refused
@@ -740,12 +751,21 @@ class Hub:
                 self._send_progress(room, now, out)
         if now >= self._next_sweep:
             self._sweep(now, out)
+        if self.live is not None and now - self._alive_written >= 1.0:
+            self._alive_written = now
+            self.live.alive(self.wall())
         return out
 
     def _grace(self, room: Room, now: float, out: Outbox) -> bool:
         """Seats kept past the grace period are dropped; False if that closed the room."""
         grace = self.limits.grace_s
-        if room.state in ("lobby", "results") and len(room.away) >= len(room.members):
+        if self.draining:
+            return True  # the rooms go on after the restart: nobody is dropped while stopping
+        if (
+            room.state in ("lobby", "results")
+            and len(room.away) >= len(room.members)
+            and now >= room.held_until
+        ):
             last = max((m.away_since or now) for m in room.members.values())
             if now - last >= self.limits.abandoned_s:
                 self._close_room(room, now, out, "nobody was left in it")
@@ -766,6 +786,7 @@ class Hub:
                     room.progress_dirty = True
                     dropped = True
                     self._event("grace_over", room, m)
+                    self._save(room)
             else:
                 self._remove_member(room, m, "disconnected", now, out)
                 if room.code not in self.rooms:
@@ -841,27 +862,7 @@ class Hub:
             race_id=race.race_id, reason=reason, standings=standings, reveal=race.reveal()
         )  # type: ignore[arg-type]
         room.last_over = over
-        record = RaceRecord(
-            race_id=race.race_id,
-            room=None if room.settings.private else room.code,
-            settings=room.public_settings(),
-            started_at=race.wall_started if race.wall_started is not None else self.wall(),
-            ended_at=self.wall(),
-            reveal=over.reveal,
-            standings=standings,
-            players=[
-                PlayerRecord(
-                    id=s.id, name=s.name, moves=s.moves, times_ms=s.times_ms, board=s.state.view()
-                )
-                for s in race.seats.values()
-            ],
-        )
-        self.finished[race.race_id] = record
-        while len(self.finished) > 256:
-            self.finished.popitem(last=False)
-        if self.store is not None:
-            self.store.finish_race(record, reason)
-        self.count("races_finished")
+        self._keep_record(room, race, over, reason)
         self._event(
             "race_over",
             room,
@@ -875,6 +876,55 @@ class Hub:
         self._room_update(room, out)
         self._close_if_only_bots(room, now, out)
 
+    def _keep_record(self, room: Room, race: Race, over: RaceOver, reason: str) -> None:
+        """The finished race's public record, kept in memory and stored."""
+        record = RaceRecord(
+            race_id=race.race_id,
+            room=None if room.settings.private else room.code,
+            settings=room.public_settings(),
+            started_at=race.wall_started if race.wall_started is not None else self.wall(),
+            ended_at=self.wall(),
+            reveal=over.reveal,
+            standings=over.standings,
+            players=[
+                PlayerRecord(
+                    id=s.id, name=s.name, moves=s.moves, times_ms=s.times_ms, board=s.state.view()
+                )
+                for s in race.seats.values()
+            ],
+        )
+        self.finished[race.race_id] = record
+        while len(self.finished) > 256:
+            self.finished.popitem(last=False)
+        if self.store is not None:
+            self.store.finish_race(record, reason)
+        self.count("races_finished")
+
+    def _bury(self, code: str, doc: str, now: float) -> None:
+        """A room that could not be brought back: its race, if the deal is known, ends
+        ``aborted`` with what could be replayed, and is revealed and stored like any other."""
+        try:
+            if json.loads(doc).get("state") not in ("countdown", "racing"):
+                return  # no race in progress: nothing to end
+            race, room = revive_race_only(doc, now)
+        except Exception:
+            return
+        assert self.store is not None
+        for seat_id, rows in self.store.moves(race.race_id).items():
+            for _idx, text, t_ms in rows:
+                try:
+                    race.replay(seat_id, text, t_ms)
+                except Exception:
+                    break  # the moves up to the first that does not apply stand
+        race.end(now, "aborted")
+        over = RaceOver(
+            race_id=race.race_id,
+            reason="aborted",
+            standings=race.standings(),
+            reveal=race.reveal(),
+        )
+        self._keep_record(room, race, over, "aborted")
+
     def _send_progress(self, room: Room, now: float, out: Outbox) -> None:
         race = room.race
         if race is None:
@@ -884,6 +934,66 @@ class Hub:
         self._broadcast(
             room, ProgressUpdate(elapsed_ms=race.elapsed_ms(now), players=race.progress()), out
         )
+
+    # -- restarts ---------------------------------------------------------------------------
+
+    def restore(self, now: float) -> int:
+        """Bring back every room that was open when the server stopped (``server.durable``);
+        before any connection is accepted.  A room that cannot be read back is closed: its race
+        with a result and its reveal where the deal is known.  The number of rooms back."""
+        live, store = self.live, self.store
+        if live is None or store is None:
+            return 0
+        wall = self.wall()
+        alive_at = live.alive_at()
+        back = 0
+        for code, doc in live.docs():
+            race_id = _race_id_of(doc)
+            try:
+                room = revive_room(
+                    doc,
+                    store.moves(race_id) if race_id else {},
+                    now=now,
+                    wall=wall,
+                    alive_at=alive_at,
+                    countdown_s=self.limits.countdown_ms / 1000,
+                )
+            except Unrevivable as exc:
+                log.warning(
+                    "room_lost",
+                    extra={"fields": {"event": "room_lost", "room": code, "why": str(exc)}},
+                )
+                self.count("rooms_lost")
+                self._bury(code, doc, now)
+                live.forget(code)
+                continue
+            # nobody is connected yet: give everyone the grace period to come back
+            room.held_until = now + self.limits.grace_s
+            for member_id, answers in live.answers(code).items():
+                member = room.members.get(member_id)
+                if member is None:
+                    continue
+                for seq, frames in answers:
+                    if frames is not None:
+                        member.seqs.put(seq, frames)
+                    member.seqs.highest = max(member.seqs.highest, seq)
+            self.rooms[code] = room
+            if room.owner:
+                self.rooms_per_address[room.owner] = self.rooms_per_address.get(room.owner, 0) + 1
+            self._save(room)  # its clock, with the downtime counted
+            self._event("room_restored", room, None, state=room.state)
+            back += 1
+        # races left unfinished by a server from before live rooms were kept, or whose room
+        # was lost: their deal was never written down, so they end with no reveal
+        lost = store.end_unfinished(
+            {r.race.race_id for r in self.rooms.values() if r.race is not None}, wall
+        )
+        if lost:
+            self.count("races_lost", lost)
+            log.warning("races_lost", extra={"fields": {"event": "races_lost", "races": lost}})
+        live.alive(wall)
+        self.count("rooms_restored", back)
+        return back
 
     # -- shutdown ---------------------------------------------------------------------------
 
@@ -896,7 +1006,7 @@ class Hub:
                 conn.id,
                 Notice(
                     code="shutdown",
-                    message="the server is restarting: come back in a few seconds (a race in progress cannot go on; finished races are kept)",
+                    message="the server is restarting: come back in a few seconds; every room and race goes on where it was (the time it is down is charged to nobody)",
                     retry_ms=retry_ms,
                 ),
             )
@@ -917,6 +1027,8 @@ class Hub:
             self._check_end(room, now, out)
         if self.rooms.pop(room.code, None) is None:
             return
+        if self.live is not None:
+            self.live.forget(room.code)
         if room.owner:
             left = self.rooms_per_address.get(room.owner, 1) - 1
             if left > 0:
@@ -957,7 +1069,14 @@ class Hub:
         )
 
     def _room_update(self, room: Room, out: Outbox, skip: int | None = None) -> None:
+        self._save(room)
         self._broadcast(room, RoomUpdate(room=room.info()), out, skip)
+
+    def _save(self, room: Room) -> None:
+        """Write the room down (``server.durable``): every change members can see goes through
+        :meth:`_room_update`, and the few they cannot (a seat dropped) call this."""
+        if self.live is not None and room.code in self.rooms:
+            self.live.save(room)
 
     def _broadcast(self, room: Room, event: Event, out: Outbox, skip: int | None = None) -> None:
         for m in room.members.values():
@@ -970,3 +1089,11 @@ class Hub:
             extra["player"] = f"{member.id}:{member.name}"
         extra.update({k: v for k, v in fields.items() if v is not None})  # type: ignore[misc]
         log.info(name, extra={"fields": extra})
+
+
+def _race_id_of(doc: str) -> str | None:
+    try:
+        race = json.loads(doc).get("race")
+        return str(race["race_id"]) if race else None
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return None

@@ -22,7 +22,7 @@ from protocol.messages import (
     to_wire,
 )
 from protocol.moves import IllegalMove, Kind
-from protocol.notation import format_move
+from protocol.notation import format_move, parse_move
 from protocol.spider import SUIT_LENGTH, run_length
 
 
@@ -109,6 +109,8 @@ class Race:
         """Unix time of the start, for the public record."""
         self.ended_at: float | None = None
         self.end_reason: str | None = None
+        self.paused_ms = 0
+        """Time the server was down during this race (restarts): charged to nobody."""
 
     # -- time ------------------------------------------------------------------------------
 
@@ -145,13 +147,27 @@ class Race:
         move = from_wire(wire)
         if move.kind == Kind.UNDO and self.undo == "off":
             raise RaceError("undo_off", "undo is off in this room")
-        state = seat.state
         try:
-            change = state.apply(move)
+            change = seat.state.apply(move)
         except IllegalMove as exc:
             raise RaceError("illegal_move", str(exc)) from None
         t_ms = self.elapsed_ms(now)
         notation = format_move(change.move, game=self.config.game)
+        self._count(seat, notation, t_ms)
+        return MoveResult(
+            move=to_wire(change.move),
+            undone=to_wire(change.undone) if change.undone else None,
+            shown=[
+                Shown(pile=p.pile, index=p.index, card=cards.name(p.card)) for p in change.shown
+            ],
+            notation=notation,
+            index=len(seat.moves) - 1,
+            t_ms=t_ms,
+        )
+
+    def _count(self, seat: Seat, notation: str, t_ms: int) -> None:
+        """A move applied to ``seat``'s state: its record, score and status follow."""
+        state = seat.state
         seat.moves.append(notation)
         seat.times_ms.append(t_ms)
         score, seat.score2 = state.scores()
@@ -164,18 +180,15 @@ class Race:
             seat.status = "resigned"
         elif state.stuck:
             seat.status = "stuck"
-        if seat.status != "playing":
+        if seat.status != "playing" and seat.finish_ms is None:
             seat.finish_ms = t_ms
-        return MoveResult(
-            move=to_wire(change.move),
-            undone=to_wire(change.undone) if change.undone else None,
-            shown=[
-                Shown(pile=p.pile, index=p.index, card=cards.name(p.card)) for p in change.shown
-            ],
-            notation=notation,
-            index=len(seat.moves) - 1,
-            t_ms=t_ms,
-        )
+
+    def replay(self, seat_id: int, notation: str, t_ms: int) -> None:
+        """A move read back from storage after a restart, applied as it was when played.
+        :class:`IllegalMove` or :class:`NotationError` if the stored move does not apply."""
+        seat = self.seats[seat_id]
+        change = seat.state.apply(parse_move(notation))
+        self._count(seat, format_move(change.move, game=self.config.game), t_ms)
 
     def set_connected(self, seat_id: int, connected: bool) -> None:
         if seat_id in self.seats:

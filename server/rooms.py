@@ -96,6 +96,9 @@ class Room:
         self.progress_dirty = False
         self.progress_sent = 0.0
         self.last_over: RaceOver | None = None
+        self.held_until = 0.0
+        """After a restart, the room waits this long for its members before it counts as
+        abandoned."""
         self.away: set[int] = set()
         """Members whose connection dropped: the clock tick looks only at these."""
 

@@ -172,6 +172,10 @@ class Store:
             self.db.execute("BEGIN")
             yield
 
+    def writing(self) -> contextlib.AbstractContextManager[None]:
+        """For other tables' writes (``server.durable``): inside the open group, all or none."""
+        return self._writing()
+
     def start_race(self, race: Race, room: str, settings: PublicSettings, wall: float) -> None:
         with self._writing():
             self.db.execute(
@@ -204,6 +208,17 @@ class Store:
                     record.race_id,
                 ),
             )
+
+    def end_unfinished(self, keep: set[str], wall: float) -> int:
+        """Mark every race that never ended, but those in ``keep``, as ended ``lost`` (their
+        server stopped before it kept live races); how many."""
+        with self._writing():
+            rows = self.db.execute("SELECT id FROM races WHERE ended_at IS NULL").fetchall()
+            lost = [(wall, r[0]) for r in rows if r[0] not in keep]
+            self.db.executemany(
+                "UPDATE races SET ended_at = ?, end_reason = 'lost' WHERE id = ?", lost
+            )
+        return len(lost)
 
     # -- reads ----------------------------------------------------------------------------
 

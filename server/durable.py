@@ -1,0 +1,305 @@
+"""Live rooms written down, so that a crash, a restart or an upgrade loses no race in progress.
+
+What a room and its race need to go on is kept in SQLite beside the finished races, in the same
+transactions as the moves (so before anything that depends on it is acknowledged):
+
+- ``live_rooms``: one JSON document a room: its settings, state, host, members and roles, each
+  seat's token as its sha256 only, and its race: the committed deal number and salt (the server's
+  secret until the reveal), the clock (the wall-clock start and the time the server was down),
+  and the seats that left or were dropped.  Written whenever the room changes, removed when it
+  closes.
+- ``seat_answers``: the last :attr:`~server.rooms.SeqCache.SIZE` answers of each seat, by
+  sequence number, so a command sent again after a restart (its answer lost in the crash) is
+  answered again and never applied twice.  Answers that carry a token or a whole snapshot are
+  not kept: their number is (so it is not used again), a repeat of one is refused.
+- ``meta.alive_at``: the wall-clock time the server was last known to be running (written about
+  once a second, and when it stops): the time after it, up to the restart, was downtime.
+
+The moves themselves are the ``moves`` rows every race already writes.  :func:`revive` reads it
+all back: each race is dealt again from its number and salt (and must match its commitment), and
+every seat's moves are replayed through the rules engine.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from protocol.config import GameConfig
+from protocol.messages import RaceOver, Settings
+
+from .race import Race
+from .rooms import MemberState, Room
+
+if TYPE_CHECKING:
+    from .store import Store
+
+log = logging.getLogger("patience_race.server")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS live_rooms (
+    code TEXT PRIMARY KEY,
+    doc TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seat_answers (
+    room TEXT NOT NULL,
+    member INTEGER NOT NULL,
+    slot INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    frames BLOB,
+    PRIMARY KEY (room, member, slot)
+);
+"""
+DOC_VERSION = 1
+
+
+def room_doc(room: Room) -> str:
+    """Everything ``room`` needs to go on, as JSON."""
+    race = room.race
+    race_doc: dict[str, Any] | None = None
+    if race is not None:
+        race_doc = {
+            "race_id": race.race_id,
+            "number": str(race.number),
+            "salt": race.salt,
+            "commitment": race.commitment,
+            "mode": race.mode,
+            "time_limit_s": race.time_limit_s,
+            "undo": race.undo,
+            "seats": [[s.id, s.name] for s in race.seats.values()],
+            "dropped": {
+                str(s.id): [s.status, s.finish_ms]
+                for s in race.seats.values()
+                if s.status in ("left", "disconnected")
+            },
+            "wall_started": race.wall_started,
+            "paused_ms": race.paused_ms,
+        }
+    doc = {
+        "v": DOC_VERSION,
+        "code": room.code,
+        "owner": room.owner,
+        "settings": room.settings.model_dump(mode="json"),
+        "state": room.state,
+        "host": room.host,
+        "next_id": room.next_id,
+        "members": [
+            {
+                "id": m.id,
+                "name": m.name,
+                "role": m.role,
+                "token_hash": m.token_hash,
+                "ready": m.ready,
+                "bot": m.bot,
+                "rematch": m.rematch,
+                "wants_seat": m.wants_seat,
+            }
+            for m in room.members.values()
+        ],
+        "race": race_doc,
+        "last_over": room.last_over.model_dump(mode="json") if room.last_over else None,
+    }
+    return json.dumps(doc, separators=(",", ":"))
+
+
+class Unrevivable(Exception):
+    """A room whose document or moves cannot be read back into a race that goes on."""
+
+
+def revive_room(
+    doc: str,
+    moves: dict[int, list[tuple[int, str, int]]],
+    *,
+    now: float,
+    wall: float,
+    alive_at: float | None,
+    countdown_s: float,
+) -> Room:
+    """A room from its document and its race's stored moves, as it was when the server stopped.
+
+    Every member is away (their connections are gone) since ``now``; a race's clock goes on
+    from where it was when the server was last known alive: the time it was down is added to
+    its ``paused_ms`` and charged to nobody."""
+    try:
+        d = json.loads(doc)
+        if d.get("v") != DOC_VERSION:
+            raise Unrevivable(f"document version {d.get('v')!r}")
+        settings = Settings.model_validate(d["settings"], strict=False)
+        config = GameConfig(settings.game, settings.options, settings.numbering)
+        room = Room(d["code"], settings, config, now, owner=d.get("owner", ""))
+        room.state = d["state"]
+        room.next_id = int(d["next_id"])
+        for m in d["members"]:
+            member = MemberState(
+                int(m["id"]),
+                m["name"],
+                m["role"],
+                m["token_hash"],
+                now,
+                ready=bool(m["ready"]),
+                bot=bool(m["bot"]),
+                rematch=bool(m["rematch"]),
+                wants_seat=bool(m["wants_seat"]),
+            )
+            member.away_since = now
+            room.members[member.id] = member
+            room.away.add(member.id)
+        room.host = d["host"]
+        if d.get("last_over") is not None:
+            room.last_over = RaceOver.model_validate(d["last_over"], strict=False)
+        rd = d.get("race")
+        if rd is not None:
+            room.race = _revive_race(rd, config, moves, now, wall, alive_at)
+        if room.state == "countdown":
+            room.countdown_end = now + countdown_s
+        if room.state in ("countdown", "racing") and room.race is None:
+            raise Unrevivable(f"state {room.state} without a race")
+        return room
+    except Unrevivable:
+        raise
+    except Exception as exc:  # anything unreadable: the caller closes the race as best it can
+        raise Unrevivable(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _revive_race(
+    rd: dict[str, Any],
+    config: GameConfig,
+    moves: dict[int, list[tuple[int, str, int]]],
+    now: float,
+    wall: float,
+    alive_at: float | None,
+) -> Race:
+    race = Race(
+        rd["race_id"],
+        config,
+        [(int(i), str(n)) for i, n in rd["seats"]],
+        mode=rd["mode"],
+        time_limit_s=int(rd["time_limit_s"]),
+        undo=rd["undo"],
+        number=int(rd["number"]),
+        salt=rd["salt"],
+    )
+    if race.commitment != rd["commitment"]:
+        raise Unrevivable("the deal does not match its commitment")
+    last_t = 0
+    for seat_id, rows in moves.items():
+        if seat_id not in race.seats:
+            raise Unrevivable(f"moves of seat {seat_id}, who is not in the race")
+        for i, (idx, text, t_ms) in enumerate(rows):
+            if idx != i:
+                raise Unrevivable(f"seat {seat_id}'s moves skip from {i} to {idx}")
+            race.replay(seat_id, text, t_ms)
+            last_t = max(last_t, t_ms)
+    for sid, (status, finish_ms) in rd.get("dropped", {}).items():
+        seat = race.seats[int(sid)]
+        if seat.status == "playing":
+            seat.status = status
+            seat.finish_ms = finish_ms
+    for seat in race.seats.values():
+        seat.connected = False
+    race.wall_started = rd.get("wall_started")
+    race.paused_ms = int(rd.get("paused_ms") or 0)
+    if race.wall_started is not None:
+        # how far the race had run when the server was last seen alive
+        seen = alive_at if alive_at is not None else wall
+        ran_ms = int((seen - race.wall_started) * 1000) - race.paused_ms
+        ran_ms = max(ran_ms, last_t, 0)
+        race.paused_ms = max(0, int((wall - race.wall_started) * 1000) - ran_ms)
+        race.started_at = now - ran_ms / 1000
+    return race
+
+
+def revive_race_only(doc: str, now: float) -> tuple[Race, Room]:
+    """The race of a room that cannot go on, dealt again from its number and salt, with no
+    move replayed, and its room's settings: enough to end it and reveal it."""
+    d = json.loads(doc)
+    settings = Settings.model_validate(d["settings"], strict=False)
+    config = GameConfig(settings.game, settings.options, settings.numbering)
+    room = Room(d["code"], settings, config, now)
+    rd = d["race"]
+    race = Race(
+        rd["race_id"],
+        config,
+        [(int(i), str(n)) for i, n in rd["seats"]],
+        mode=rd["mode"],
+        time_limit_s=int(rd["time_limit_s"]),
+        undo=rd["undo"],
+        number=int(rd["number"]),
+        salt=rd["salt"],
+    )
+    race.wall_started = rd.get("wall_started")
+    race.start(now)
+    return race, room
+
+
+class LiveRooms:
+    """The live-room tables of a :class:`~server.store.Store`; writes join its transactions."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        store.db.executescript(SCHEMA)
+
+    def save(self, room: Room) -> None:
+        with self.store.writing():
+            self.store.db.execute(
+                "INSERT OR REPLACE INTO live_rooms(code, doc) VALUES (?, ?)",
+                (room.code, room_doc(room)),
+            )
+
+    def forget(self, code: str) -> None:
+        with self.store.writing():
+            self.store.db.execute("DELETE FROM live_rooms WHERE code = ?", (code,))
+            self.store.db.execute("DELETE FROM seat_answers WHERE room = ?", (code,))
+
+    def answer(self, code: str, member: int, seq: int, frames: tuple[bytes, ...] | None) -> None:
+        """The answer to a seat's command (None: its number only), in a ring of slots."""
+        blob = None if frames is None else _pack_frames(frames)
+        with self.store.writing():
+            self.store.db.execute(
+                "INSERT OR REPLACE INTO seat_answers(room, member, slot, seq, frames) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (code, member, seq % 16, seq, blob),
+            )
+
+    def alive(self, wall: float) -> None:
+        with self.store.writing():
+            self.store.db.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('alive_at', ?)", (repr(wall),)
+            )
+
+    def alive_at(self) -> float | None:
+        row = self.store.db.execute("SELECT value FROM meta WHERE key = 'alive_at'").fetchone()
+        try:
+            return float(row[0]) if row else None
+        except ValueError:
+            return None
+
+    def docs(self) -> list[tuple[str, str]]:
+        return self.store.db.execute("SELECT code, doc FROM live_rooms ORDER BY code").fetchall()
+
+    def answers(self, code: str) -> dict[int, list[tuple[int, tuple[bytes, ...] | None]]]:
+        out: dict[int, list[tuple[int, tuple[bytes, ...] | None]]] = {}
+        for member, seq, blob in self.store.db.execute(
+            "SELECT member, seq, frames FROM seat_answers WHERE room = ? ORDER BY seq", (code,)
+        ):
+            out.setdefault(member, []).append((seq, None if blob is None else _unpack_frames(blob)))
+        return out
+
+
+def _pack_frames(frames: tuple[bytes, ...]) -> bytes:
+    out = bytearray()
+    for f in frames:
+        out += len(f).to_bytes(4, "big")
+        out += f
+    return bytes(out)
+
+
+def _unpack_frames(blob: bytes) -> tuple[bytes, ...]:
+    frames = []
+    i = 0
+    while i < len(blob):
+        n = int.from_bytes(blob[i : i + 4], "big")
+        frames.append(bytes(blob[i + 4 : i + 4 + n]))
+        i += 4 + n
+    return tuple(frames)

@@ -1,0 +1,298 @@
+"""Live races survive a crash, a restart and an upgrade: a real server process killed (-9) or
+stopped (SIGTERM) mid-race and started again on the same database, with real clients (the
+project's own session code) that reconnect and resume on their own."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from client.model import RaceModel
+from client.net import Connection
+from client.session import Session
+from protocol.codec import encode
+from protocol.messages import MoveCmd, Moved, Resume, Settings, Snapshot, WireMove, from_wire
+from server.app import RaceServer
+from server.store import Store
+
+from .server_helpers import (
+    close_all,
+    eventually,
+    fast_limits,
+    host_and_join,
+    move,
+    pick_move,
+    start_race,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class ServerProcess:
+    """``patience-race-server`` as a subprocess on a database file."""
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+        self.port = 0
+        self.proc: asyncio.subprocess.Process | None = None
+        self.url = ""
+
+    async def start(self) -> str:
+        args = ["--port", str(self.port), "--db", str(self.db), "--countdown-ms", "50"]
+        args += ["--log-format", "json", "--grace", "30"]
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "server.cli",
+            *args,
+            cwd=ROOT,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        assert self.proc.stderr is not None
+        while True:
+            line = await asyncio.wait_for(self.proc.stderr.readline(), 15)
+            assert line, "the server stopped before listening"
+            event = json.loads(line)
+            if event.get("event") == "listening":
+                self.url = event["url"]
+                self.port = int(self.url.rsplit(":", 1)[1])
+                self._drain = asyncio.create_task(self._read_rest())
+                return self.url
+
+    async def _read_rest(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        while await self.proc.stderr.readline():
+            pass
+
+    async def kill(self, sig: int = signal.SIGKILL) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+        code = await asyncio.wait_for(self.proc.wait(), 30)
+        self._drain.cancel()
+        return code
+
+    async def close(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+
+
+@asynccontextmanager
+async def server_process(db: Path) -> AsyncIterator[ServerProcess]:
+    server = ServerProcess(db)
+    try:
+        yield server
+    finally:
+        await server.close()
+
+
+async def play_some(session: Session, moves: int) -> int:
+    """Up to ``moves`` legal moves from what the player sees; how many were made."""
+    made = 0
+    for _ in range(moves):
+        state = session.model.state
+        assert state is not None
+        wire = pick_move(state, deals=False)
+        if wire is None:
+            break
+        answer = await session.move(from_wire(wire))
+        assert isinstance(answer, Moved), answer
+        made += 1
+    return made
+
+
+async def racing_sessions(url: str) -> tuple[Session, Session, Session]:
+    ann = Session(url, RaceModel(name="Ann"))
+    bob = Session(url, RaceModel(name="Bob"))
+    eve = Session(url, RaceModel(name="Eve"))
+    for s in (ann, bob, eve):
+        s.remember = False
+        await s.connect()
+    joined = await ann.create("Ann", Settings(game="spider", options={"suits": 1}))
+    code = joined.room.code
+    await bob.join(code, "Bob")
+    await eve.join(code, "Eve", spectate=True)
+    for s in (ann, bob, eve):
+        s.start_events()
+    await bob.ready(True)
+    await ann.start()
+    await eventually(lambda: all(s.model.phase == "racing" for s in (ann, bob, eve)), 10)
+    return ann, bob, eve
+
+
+async def crash_and_come_back(tmp_path: Path, sig: int) -> None:
+    async with server_process(tmp_path / "races.sqlite3") as server:
+        url = await server.start()
+        ann, bob, eve = await racing_sessions(url)
+        try:
+            made = {"Ann": await play_some(ann, 4), "Bob": await play_some(bob, 2)}
+            assert made["Ann"] > 0
+            before = ann.model.state.view() if ann.model.state else None
+            await asyncio.sleep(1.2)  # some race time passes
+            loop = asyncio.get_running_loop()
+            elapsed_before, seen_at = ann.model.elapsed_ms(), loop.time()
+
+            await server.kill(sig)
+            await eventually(lambda: not ann.connected and not bob.connected, 10)
+            for s in (ann, bob, eve):
+                s.model.progress = []  # filled again by what the restarted server says
+            await asyncio.sleep(1.5)  # the server is down: this time is charged to nobody
+            assert await server.start() == url  # the same port
+            up_at = loop.time()
+            # everyone comes back on their own, to the same race
+            await eventually(
+                lambda: all(
+                    s.connected and s.model.phase == "racing" and s.model.progress
+                    for s in (ann, bob, eve)
+                ),
+                30,
+            )
+            assert ann.model.state is not None and ann.model.state.view() == before
+            # nobody lost a move: everyone's progress counts every move made before the crash
+            await eventually(lambda: {p.name: p.moves for p in ann.model.progress} == made, 5)
+            # the clock went on from where it was: the time it ran is counted, not the downtime
+            # (a crash loses at most the last second since the server last noted it was alive)
+            ran_ms = (loop.time() - up_at) * 1000
+            gap_ms = ann.model.elapsed_ms() - elapsed_before
+            down_ms = (up_at - seen_at) * 1000
+            assert down_ms > 1500
+            assert ran_ms - 1500 < gap_ms < ran_ms + 500, (gap_ms, ran_ms, down_ms)
+
+            # the race goes on, and ends, and the deal checks out against the first commitment
+            await play_some(ann, 3)
+            await play_some(bob, 3)
+            for s in (ann, bob):
+                await s.move(from_wire(WireMove(kind="resign")))
+            await eventually(lambda: all(s.model.phase == "results" for s in (ann, bob, eve)), 10)
+            for s in (ann, bob, eve):
+                assert s.model.verified is True, s.model.verdict
+        finally:
+            for s in (ann, bob, eve):
+                await s.close()
+
+
+async def test_kill_9_mid_race_everyone_comes_back(tmp_path: Path) -> None:
+    await crash_and_come_back(tmp_path, signal.SIGKILL)
+
+
+async def test_sigterm_mid_race_everyone_comes_back(tmp_path: Path) -> None:
+    await crash_and_come_back(tmp_path, signal.SIGTERM)
+
+
+async def test_a_move_whose_answer_was_lost_is_applied_once(tmp_path: Path) -> None:
+    db = tmp_path / "races.sqlite3"
+    async with server_process(db) as server:
+        url = await server.start()
+        conns, code, joined = await host_and_join(url, ["Ann", "Bob"], Settings(game="louis"))
+        ann = conns[0]
+        try:
+            starts = await start_race(conns)
+            # a move sent, and the server killed before its answer is read
+            seq = ann.next_seq()
+            wire = WireMove(kind="resign")
+            assert ann.ws is not None
+            await ann.ws.send(encode(MoveCmd(seq=seq, move=wire)))
+            await asyncio.sleep(0.3)
+            await server.kill()
+        finally:
+            await close_all(conns)
+        await server.start()
+        async with Connection(url) as again:
+            snap = await again.request(Resume(seq=0, code=code, token=joined[0].token))
+            assert isinstance(snap, Snapshot)
+            # sent again with its own number: answered (again, or for the first time), once
+            answer = await again.resend(MoveCmd(seq=seq, move=wire))
+            assert isinstance(answer, Moved) and answer.move.kind == "resign"
+            answer_again = await again.resend(MoveCmd(seq=seq, move=wire))
+            assert answer_again == answer
+    store = Store(db)
+    try:
+        rows = store.db.execute(
+            "SELECT move FROM moves WHERE race_id = ? AND player_id = ?",
+            (starts[0].race_id, joined[0].you),
+        ).fetchall()
+        assert [r[0] for r in rows] == ["resign"]
+    finally:
+        store.close()
+
+
+async def test_restore_in_process_keeps_the_race_and_the_seats_numbers(tmp_path: Path) -> None:
+    """The hub's side without a subprocess: a server stopped without a drain and a new one on
+    the same file bring back the room, its race, its clock and the seats' numbers."""
+    db = tmp_path / "races.sqlite3"
+    server = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
+    await server.start()
+    conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+    starts = await start_race(conns)
+    await move(conns[0], "deal")
+    highest = server.hub.rooms[code].members[joined[0].you].seqs.highest
+    await close_all(conns)
+    await server.stop()
+    assert server.store is not None
+    server.store.close()
+
+    again = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
+    await again.start()
+    try:
+        room = again.hub.rooms[code]
+        assert room.state == "racing" and room.race is not None
+        assert room.race.commitment == starts[0].commitment
+        ann = room.members[joined[0].you]
+        assert ann.seqs.highest == highest
+        assert room.race.seats[ann.id].moves == ["d"]
+        assert not any(s.connected for s in room.race.seats.values())
+    finally:
+        await again.stop()
+        assert again.store is not None
+        again.store.close()
+
+
+async def test_a_race_that_cannot_go_on_is_closed_with_its_reveal(tmp_path: Path) -> None:
+    db = tmp_path / "races.sqlite3"
+    server = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
+    await server.start()
+    conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+    starts = await start_race(conns)
+    await move(conns[0], "deal")
+    await close_all(conns)
+    await server.stop()
+    assert server.store is not None
+    race_id = starts[0].race_id
+    # a move that does not apply (a damaged file, a bug fixed since): the race cannot go on
+    server.store.db.execute(
+        "INSERT INTO moves(race_id, player_id, idx, move, t_ms) VALUES (?, ?, 1, '9>f', 5)",
+        (race_id, joined[0].you),
+    )
+    # and a race left unfinished by a server from before live rooms were kept
+    server.store.db.execute(
+        "INSERT INTO races(id, room, settings, commitment, started_at) VALUES "
+        "('old0race0000', 'ABCDEFGH', '{}', 'x', 1.0)"
+    )
+    server.store.close()
+
+    again = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
+    await again.start()
+    try:
+        assert code not in again.hub.rooms
+        assert again.hub.metrics["rooms_lost"] == 1
+        record = again.hub.finished[race_id]
+        assert record.reveal.commitment == starts[0].commitment  # it can still be checked
+        ann = next(p for p in record.players if p.id == joined[0].you)
+        assert ann.moves == ["d"]  # what could be replayed stands
+        assert again.store is not None
+        ended = dict(
+            again.store.db.execute(
+                "SELECT id, end_reason FROM races WHERE id IN (?, 'old0race0000')", (race_id,)
+            ).fetchall()
+        )
+        assert ended == {race_id: "aborted", "old0race0000": "lost"}
+    finally:
+        await again.stop()
+        assert again.store is not None
+        again.store.close()
