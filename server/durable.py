@@ -189,7 +189,7 @@ def _revive_race(
         for i, (idx, text, t_ms) in enumerate(rows):
             if idx != i:
                 raise Unrevivable(f"seat {seat_id}'s moves skip from {i} to {idx}")
-            race.replay(seat_id, text, t_ms)
+            race.replay(seat_id, text, t_ms, last=i == len(rows) - 1)
             last_t = max(last_t, t_ms)
     for sid, (status, finish_ms) in rd.get("dropped", {}).items():
         seat = race.seats[int(sid)]

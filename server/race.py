@@ -165,8 +165,9 @@ class Race:
             t_ms=t_ms,
         )
 
-    def _count(self, seat: Seat, notation: str, t_ms: int) -> None:
-        """A move applied to ``seat``'s state: its record, score and status follow."""
+    def _count(self, seat: Seat, notation: str, t_ms: int, last: bool = True) -> None:
+        """A move applied to ``seat``'s state: its record, score and status follow (the status
+        only on its ``last`` move: won, resigned and stuck end a player's race)."""
         state = seat.state
         seat.moves.append(notation)
         seat.times_ms.append(t_ms)
@@ -174,6 +175,8 @@ class Race:
         if score != seat.score:
             seat.score = score
             seat.score_ms = t_ms
+        if not last:
+            return
         if state.won:
             seat.status = "won"
         elif state.resigned:
@@ -183,12 +186,13 @@ class Race:
         if seat.status != "playing" and seat.finish_ms is None:
             seat.finish_ms = t_ms
 
-    def replay(self, seat_id: int, notation: str, t_ms: int) -> None:
-        """A move read back from storage after a restart, applied as it was when played.
-        :class:`IllegalMove` or :class:`NotationError` if the stored move does not apply."""
+    def replay(self, seat_id: int, notation: str, t_ms: int, last: bool = True) -> None:
+        """A move read back from storage after a restart, applied as it was when played (its
+        notation is the one written then).  :class:`IllegalMove` or :class:`NotationError` if
+        it does not apply; ``last``: the seat's last stored move, after which its status counts."""
         seat = self.seats[seat_id]
-        change = seat.state.apply(parse_move(notation))
-        self._count(seat, format_move(change.move, game=self.config.game), t_ms)
+        seat.state.apply(parse_move(notation))
+        self._count(seat, notation, t_ms, last)
 
     def set_connected(self, seat_id: int, connected: bool) -> None:
         if seat_id in self.seats:
