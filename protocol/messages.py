@@ -487,6 +487,18 @@ class Notice(Event):
     retry_ms: int
 
 
+class Redirect(Event):
+    """The room is held by another node of this cluster: connect to ``url`` (a path on the
+    same host, like ``/n/node-3/``, or a whole ``ws://``/``wss://`` URL) and send the same
+    command again there."""
+
+    type: Literal["redirect"] = "redirect"
+    seq: int
+    code: str
+    node: str
+    url: str
+
+
 ClientMessage = Annotated[
     Hello
     | CreateRoom
@@ -518,7 +530,8 @@ ServerMessage = Annotated[
     | Snapshot
     | RaceRecordMsg
     | Kicked
-    | Notice,
+    | Notice
+    | Redirect,
     Field(discriminator="type"),
 ]
 Message = Annotated[ClientMessage | ServerMessage, Field(discriminator="type")]
