@@ -16,7 +16,17 @@ from client.model import RaceModel
 from client.net import Connection
 from client.session import Session
 from protocol.codec import encode
-from protocol.messages import MoveCmd, Moved, Resume, Settings, Snapshot, WireMove, from_wire
+from protocol.messages import (
+    MoveCmd,
+    Moved,
+    RaceOver,
+    Rematch,
+    Resume,
+    Settings,
+    Snapshot,
+    WireMove,
+    from_wire,
+)
 from server.app import RaceServer
 from server.store import Store
 
@@ -292,6 +302,43 @@ async def test_a_race_that_cannot_go_on_is_closed_with_its_reveal(tmp_path: Path
             ).fetchall()
         )
         assert ended == {race_id: "aborted", "old0race0000": "lost"}
+    finally:
+        await again.stop()
+        assert again.store is not None
+        again.store.close()
+
+
+async def test_lobby_and_results_come_back_too(tmp_path: Path) -> None:
+    db = tmp_path / "races.sqlite3"
+    server = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
+    await server.start()
+    lobby_conns, lobby_code, lobby_joined = await host_and_join(
+        server.url, ["Cy", "Dee"], Settings(game="louis", private=True)
+    )
+    conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+    await start_race(conns)
+    for c in conns:
+        await move(c, "resign")
+    over = await conns[0].wait_for(RaceOver)
+    await conns[0].request(Rematch(seq=0))  # Ann asked for a rematch; Bob has not yet
+    await close_all(conns + lobby_conns)
+    await server.stop()
+    assert server.store is not None
+    server.store.close()
+
+    again = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
+    await again.start()
+    try:
+        assert again.hub.rooms[lobby_code].state == "lobby"
+        assert again.hub.rooms[lobby_code].settings.private
+        async with Connection(again.url) as bob:
+            snap = await bob.request(Resume(seq=0, code=code, token=joined[1].token))
+            assert isinstance(snap, Snapshot) and snap.room.state == "results"
+            assert snap.reveal == over.reveal and snap.standings == over.standings
+            assert {m.name: m.rematch for m in snap.room.members} == {"Ann": True, "Bob": False}
+        async with Connection(again.url) as dee:
+            snap = await dee.request(Resume(seq=0, code=lobby_code, token=lobby_joined[1].token))
+            assert isinstance(snap, Snapshot) and snap.you == lobby_joined[1].you
     finally:
         await again.stop()
         assert again.store is not None
