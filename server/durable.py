@@ -162,15 +162,9 @@ def revive_room(
         raise Unrevivable(f"{type(exc).__name__}: {exc}") from exc
 
 
-def _revive_race(
-    rd: dict[str, Any],
-    config: GameConfig,
-    moves: dict[int, list[tuple[int, str, int]]],
-    now: float,
-    wall: float,
-    alive_at: float | None,
-) -> Race:
-    race = Race(
+def _deal(rd: dict[str, Any], config: GameConfig) -> Race:
+    """The race of a stored document, dealt again from its number and salt, no move made."""
+    return Race(
         rd["race_id"],
         config,
         [(int(i), str(n)) for i, n in rd["seats"]],
@@ -180,6 +174,17 @@ def _revive_race(
         number=int(rd["number"]),
         salt=rd["salt"],
     )
+
+
+def _revive_race(
+    rd: dict[str, Any],
+    config: GameConfig,
+    moves: dict[int, list[tuple[int, str, int]]],
+    now: float,
+    wall: float,
+    alive_at: float | None,
+) -> Race:
+    race = _deal(rd, config)
     if race.commitment != rd["commitment"]:
         raise Unrevivable("the deal does not match its commitment")
     last_t = 0
@@ -218,16 +223,7 @@ def revive_race_only(doc: str, now: float) -> tuple[Race, Room]:
     config = GameConfig(settings.game, settings.options, settings.numbering)
     room = Room(d["code"], settings, config, now)
     rd = d["race"]
-    race = Race(
-        rd["race_id"],
-        config,
-        [(int(i), str(n)) for i, n in rd["seats"]],
-        mode=rd["mode"],
-        time_limit_s=int(rd["time_limit_s"]),
-        undo=rd["undo"],
-        number=int(rd["number"]),
-        salt=rd["salt"],
-    )
+    race = _deal(rd, config)
     race.wall_started = rd.get("wall_started")
     race.start(now)
     return race, room

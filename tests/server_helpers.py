@@ -50,10 +50,16 @@ def fast_limits(**kw: Any) -> Limits:
 
 @asynccontextmanager
 async def running_server(
-    limits: Limits | None = None, store: Store | None = None
+    limits: Limits | None = None, store: Store | None = None, **options: Any
 ) -> AsyncIterator[RaceServer]:
+    """A server on 127.0.0.1, any free port; ``options`` go to :class:`RaceServer`.  Its store
+    is closed at the end (without a drain: as a crash would leave it)."""
     server = RaceServer(
-        "127.0.0.1", 0, limits=limits or fast_limits(), store=store or Store(":memory:")
+        "127.0.0.1",
+        0,
+        limits=limits or fast_limits(),
+        store=store or Store(":memory:"),
+        **options,
     )
     await server.start()
     try:

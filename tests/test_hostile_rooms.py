@@ -4,8 +4,7 @@ private records; and the room's side of issue 10: rematch by agreement, rooms of
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 from websockets.asyncio.client import connect
@@ -32,8 +31,6 @@ from protocol.messages import (
     Snapshot,
     WireMove,
 )
-from server.app import RaceServer
-from server.store import Store
 
 from .server_helpers import (
     close_all,
@@ -50,24 +47,10 @@ from .server_helpers import (
 # -- room floods ------------------------------------------------------------------------------
 
 
-@asynccontextmanager
-async def proxied_server(**limits: object) -> AsyncIterator[RaceServer]:
+def proxied_server(**limits: Any):  # type: ignore[no-untyped-def]
     """A server that believes 127.0.0.1's X-Forwarded-For, so a test can speak from several
     addresses."""
-    server = RaceServer(
-        "127.0.0.1",
-        0,
-        limits=fast_limits(**limits),
-        store=Store(":memory:"),
-        trusted_proxies=("127.0.0.1",),
-    )
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-        assert server.store is not None
-        server.store.close()
+    return running_server(fast_limits(**limits), trusted_proxies=("127.0.0.1",))
 
 
 async def create_and_drop(url: str, address: str, seq: int = 1) -> dict[str, object]:

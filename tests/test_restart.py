@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import sqlite3
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,16 +28,15 @@ from protocol.messages import (
     WireMove,
     from_wire,
 )
-from server.app import RaceServer
 from server.store import Store
 
 from .server_helpers import (
     close_all,
     eventually,
-    fast_limits,
     host_and_join,
     move,
     pick_move,
+    running_server,
     start_race,
 )
 
@@ -100,6 +100,11 @@ async def server_process(db: Path) -> AsyncIterator[ServerProcess]:
         yield server
     finally:
         await server.close()
+
+
+def server_on(db: Path):  # type: ignore[no-untyped-def]
+    """An in-process server on the database file ``db``, stopped at the end without a drain."""
+    return running_server(store=Store(db))
 
 
 async def play_some(session: Session, moves: int) -> int:
@@ -236,20 +241,14 @@ async def test_restore_in_process_keeps_the_race_and_the_seats_numbers(tmp_path:
     """The hub's side without a subprocess: a server stopped without a drain and a new one on
     the same file bring back the room, its race, its clock and the seats' numbers."""
     db = tmp_path / "races.sqlite3"
-    server = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
-    await server.start()
-    conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
-    starts = await start_race(conns)
-    await move(conns[0], "deal")
-    highest = server.hub.rooms[code].members[joined[0].you].seqs.highest
-    await close_all(conns)
-    await server.stop()
-    assert server.store is not None
-    server.store.close()
+    async with server_on(db) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        starts = await start_race(conns)
+        await move(conns[0], "deal")
+        highest = server.hub.rooms[code].members[joined[0].you].seqs.highest
+        await close_all(conns)
 
-    again = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
-    await again.start()
-    try:
+    async with server_on(db) as again:
         room = again.hub.rooms[code]
         assert room.state == "racing" and room.race is not None
         assert room.race.commitment == starts[0].commitment
@@ -257,38 +256,31 @@ async def test_restore_in_process_keeps_the_race_and_the_seats_numbers(tmp_path:
         assert ann.seqs.highest == highest
         assert room.race.seats[ann.id].moves == ["d"]
         assert not any(s.connected for s in room.race.seats.values())
-    finally:
-        await again.stop()
-        assert again.store is not None
-        again.store.close()
 
 
 async def test_a_race_that_cannot_go_on_is_closed_with_its_reveal(tmp_path: Path) -> None:
     db = tmp_path / "races.sqlite3"
-    server = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
-    await server.start()
-    conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
-    starts = await start_race(conns)
-    await move(conns[0], "deal")
-    await close_all(conns)
-    await server.stop()
-    assert server.store is not None
+    async with server_on(db) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        starts = await start_race(conns)
+        await move(conns[0], "deal")
+        await close_all(conns)
     race_id = starts[0].race_id
+    damage = sqlite3.connect(db)
     # a move that does not apply (a damaged file, a bug fixed since): the race cannot go on
-    server.store.db.execute(
+    damage.execute(
         "INSERT INTO moves(race_id, player_id, idx, move, t_ms) VALUES (?, ?, 1, '9>f', 5)",
         (race_id, joined[0].you),
     )
     # and a race left unfinished by a server from before live rooms were kept
-    server.store.db.execute(
+    damage.execute(
         "INSERT INTO races(id, room, settings, commitment, started_at) VALUES "
         "('old0race0000', 'ABCDEFGH', '{}', 'x', 1.0)"
     )
-    server.store.close()
+    damage.commit()
+    damage.close()
 
-    again = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
-    await again.start()
-    try:
+    async with server_on(db) as again:
         assert code not in again.hub.rooms
         assert again.hub.metrics["rooms_lost"] == 1
         record = again.hub.finished[race_id]
@@ -302,33 +294,23 @@ async def test_a_race_that_cannot_go_on_is_closed_with_its_reveal(tmp_path: Path
             ).fetchall()
         )
         assert ended == {race_id: "aborted", "old0race0000": "lost"}
-    finally:
-        await again.stop()
-        assert again.store is not None
-        again.store.close()
 
 
 async def test_lobby_and_results_come_back_too(tmp_path: Path) -> None:
     db = tmp_path / "races.sqlite3"
-    server = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
-    await server.start()
-    lobby_conns, lobby_code, lobby_joined = await host_and_join(
-        server.url, ["Cy", "Dee"], Settings(game="louis", private=True)
-    )
-    conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
-    await start_race(conns)
-    for c in conns:
-        await move(c, "resign")
-    over = await conns[0].wait_for(RaceOver)
-    await conns[0].request(Rematch(seq=0))  # Ann asked for a rematch; Bob has not yet
-    await close_all(conns + lobby_conns)
-    await server.stop()
-    assert server.store is not None
-    server.store.close()
+    async with server_on(db) as server:
+        lobby_conns, lobby_code, lobby_joined = await host_and_join(
+            server.url, ["Cy", "Dee"], Settings(game="louis", private=True)
+        )
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        await start_race(conns)
+        for c in conns:
+            await move(c, "resign")
+        over = await conns[0].wait_for(RaceOver)
+        await conns[0].request(Rematch(seq=0))  # Ann asked for a rematch; Bob has not yet
+        await close_all(conns + lobby_conns)
 
-    again = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
-    await again.start()
-    try:
+    async with server_on(db) as again:
         assert again.hub.rooms[lobby_code].state == "lobby"
         assert again.hub.rooms[lobby_code].settings.private
         async with Connection(again.url) as bob:
@@ -339,7 +321,3 @@ async def test_lobby_and_results_come_back_too(tmp_path: Path) -> None:
         async with Connection(again.url) as dee:
             snap = await dee.request(Resume(seq=0, code=lobby_code, token=lobby_joined[1].token))
             assert isinstance(snap, Snapshot) and snap.you == lobby_joined[1].you
-    finally:
-        await again.stop()
-        assert again.store is not None
-        again.store.close()
