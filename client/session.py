@@ -14,6 +14,8 @@ import logging
 import time
 from collections.abc import Callable
 
+from pydantic import ValidationError
+
 from protocol.messages import (
     Command,
     CreateRoom,
@@ -98,7 +100,13 @@ class Session:
         released = False
         if seat is not None:
             try:
-                snap = await self._request(Resume(seq=0, code=code, token=seat["token"]))
+                resume = Resume(seq=0, code=room_key(code), token=seat["token"])
+            except ValidationError:  # a damaged file: no seat to resume
+                forget_seat(self.url, code, name)
+                seat = None
+        if seat is not None:
+            try:
+                snap = await self._request(resume)
             except ServerError as exc:
                 if exc.code not in ("bad_token", "room_not_found"):
                     raise
