@@ -174,3 +174,32 @@ async def test_join_asks_which_seat_on_a_terminal() -> None:
         await until(t.done, "the client quit")
         assert t.exit_code == 1
         assert b"tok-" not in t.output and b"Traceback" not in t.output
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_play_shows_a_join_command_that_works_from_another_terminal() -> None:
+    from client.app import Plan, RaceApp
+    from client.net import Connection
+    from protocol.messages import Joined, JoinRoom, Settings
+
+    port = _free_port()
+    app = RaceApp(Plan(action="play", name="Ann", settings=Settings(), port=port))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(lambda: app.join_hint is not None, "the join hint")
+        hint = app.join_hint
+        assert hint is not None
+        words = hint.split()
+        assert words[:2] == ["patience-race", "join"] and words[3] == "--server"
+        assert words[4] == f"ws://127.0.0.1:{port}"
+        # what another terminal would do with it
+        async with Connection(words[4]) as bob:
+            joined = await bob.request(JoinRoom(seq=0, code=words[2], name="Bob"))
+            assert isinstance(joined, Joined) and joined.room.code == words[2].replace("-", "")
+        await pilot.press("q")
