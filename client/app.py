@@ -45,6 +45,8 @@ class Plan:
     bot_level: str = "normal"
     bot_think: float = 1.0
     auto_ready: bool = False
+    port: int = 0
+    """The port of a server inside this process (on 127.0.0.1; 0: any free one)."""
 
 
 class HelpScreen(ModalScreen[None]):
@@ -83,6 +85,8 @@ class RaceApp(App[None]):
         self.auto_home = True
         self.quit_armed = False
         self.failed: str | None = None
+        self.join_hint: str | None = None
+        """A command that joins this room from another terminal (set once in the room)."""
 
     def compose(self) -> ComposeResult:
         # kept as attributes: the help overlay is another screen, and the view must still
@@ -103,6 +107,10 @@ class RaceApp(App[None]):
     # -- getting into a room --------------------------------------------------------------
 
     async def setup(self) -> None:
+        from websockets.exceptions import InvalidHandshake, InvalidURI
+
+        from .session import join_command
+
         plan = self.plan
         try:
             url = plan.url
@@ -112,24 +120,35 @@ class RaceApp(App[None]):
                 from server.store import Store
 
                 self.server = RaceServer(
-                    "127.0.0.1", 0, limits=Limits(countdown_ms=3000), store=Store(":memory:")
+                    "127.0.0.1",
+                    plan.port,
+                    limits=Limits(countdown_ms=3000),
+                    store=Store(":memory:"),
                 )
                 await self.server.start()
                 url = self.server.url
             self.session = Session(url, self.model, self.refresh_view)
-            self.session.remember = plan.url is not None
-            await self.session.connect()
+            # a server inside this process is gone when it quits: nothing to resume; a
+            # spectator never takes or resumes a seat
+            self.session.remember = plan.url is not None and plan.action != "watch"
+            try:
+                await self.session.connect()
+            except (OSError, TimeoutError, InvalidURI, InvalidHandshake, Disconnected) as exc:
+                self.failed = f"cannot reach the race server at {url}: {exc}"
+                self.exit()
+                return
             if plan.action in ("play", "host"):
                 await self.session.create(plan.name, plan.settings or Settings())
             else:
                 assert plan.code is not None
                 await self.session.join(plan.code, plan.name, spectate=plan.action == "watch")
+            code = self.session.code
+            assert code is not None
+            self.join_hint = join_command(code, url, embedded=plan.url is None)
             self.session.start_events()
             if plan.bots:
                 from .bot import run_bot
 
-                code = self.session.code
-                assert code is not None
                 for i in range(plan.bots):
                     self.bots.append(
                         asyncio.create_task(

@@ -16,6 +16,7 @@ from protocol.messages import Settings
 from protocol.record import RecordError, ReplayError, load, replay
 
 from .net import DEFAULT_URL, URL_ENV
+from .safe import clean
 from .text import render_board
 
 
@@ -84,9 +85,9 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
     config = GameConfig(rv.game, rv.options, rv.numbering)
     problems = 0
     if commitment(rv.game, config.options, rv.numbering, rv.number, rv.salt) != rv.commitment:
-        print(f"{path}: the commitment does not match the revealed deal", file=sys.stderr)
+        print(f"{clean(path)}: the commitment does not match the revealed deal", file=sys.stderr)
         problems += 1
-    print(f"Race {race.race_id}: {config.title} #{rv.number}, {len(race.players)} players")
+    print(f"Race {clean(race.race_id)}: {config.title} #{rv.number}, {len(race.players)} players")
     print("commitment: " + ("verified" if not problems else "MISMATCH"))
     standing = {s.id: s for s in race.standings}
     for player in race.players:
@@ -100,7 +101,7 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
         try:
             state = replay(record)
         except ReplayError as exc:
-            print(f"{path}: {player.name}: {exc}", file=sys.stderr)
+            print(f"{clean(path)}: {clean(player.name)}: {clean(exc)}", file=sys.stderr)
             problems += 1
             continue
         view = state.view()
@@ -113,13 +114,13 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
         same_score = st is None or st.score == state.score()
         if not same_board or not same_score:
             print(
-                f"{path}: {player.name}: the moves do not reach the recorded board and score",
+                f"{clean(path)}: {clean(player.name)}: the moves do not reach the recorded board and score",
                 file=sys.stderr,
             )
             problems += 1
         rank = f"#{st.rank} " if st else ""
         print(
-            f"  {rank}{player.name}: {len(player.moves)} moves, score {state.score()}, {st.status if st else ''}: {'ok' if same_board and same_score else 'MISMATCH'}"
+            f"  {rank}{clean(player.name)}: {len(player.moves)} moves, score {state.score()}, {st.status if st else ''}: {'ok' if same_board and same_score else 'MISMATCH'}"
         )
     return 1 if problems else 0
 
@@ -138,7 +139,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     try:
         state = replay(record)
     except ReplayError as exc:
-        print(f"{args.file}: {exc}", file=sys.stderr)
+        print(f"{clean(args.file)}: {clean(exc)}", file=sys.stderr)
         return 1
     config = record.config()
     title = f"{config.title} #{record.number} after {len(record.moves)} recorded moves"
@@ -199,13 +200,70 @@ def make_settings(args: argparse.Namespace) -> Settings:
     )
 
 
-def run_app(plan: object) -> int:
-    from .app import RaceApp
+UNREACHABLE_ERRORS: tuple[type[BaseException], ...] = (OSError, TimeoutError)
 
-    app = RaceApp(plan)  # type: ignore[arg-type]
+
+def _network_errors() -> tuple[type[BaseException], ...]:
+    from websockets.exceptions import InvalidHandshake, InvalidURI
+
+    from .net import Disconnected
+
+    return (*UNREACHABLE_ERRORS, InvalidURI, InvalidHandshake, Disconnected)
+
+
+def unreachable(url: str, exc: BaseException) -> str:
+    """Two lines for a server that cannot be reached: which, why, and what to do instead."""
+    from websockets.exceptions import InvalidURI
+
+    if isinstance(exc, ConnectionRefusedError):
+        why = "nothing is listening there"
+    elif isinstance(exc, TimeoutError):
+        why = "it did not answer in time"
+    elif isinstance(exc, InvalidURI):
+        why = "that is not a ws:// or wss:// address"
+    elif isinstance(exc, OSError) and exc.strerror:
+        why = exc.strerror.lower()
+    else:
+        why = str(exc) or type(exc).__name__
+    return (
+        f"patience-race: cannot reach the race server at {clean(url)} ({clean(why)}).\n"
+        "Run one with `patience-race-server`, or race bots with no server: `patience-race play`."
+    )
+
+
+def check_server(url: str) -> str | None:
+    """None if the server answers a hello; else the message saying it cannot be reached."""
+    import asyncio
+
+    from .net import Connection
+
+    async def probe() -> None:
+        conn = Connection(url)
+        try:
+            await conn.open(open_timeout=5)
+        finally:
+            await conn.close()
+
+    try:
+        asyncio.run(probe())
+    except _network_errors() as exc:
+        return unreachable(url, exc)
+    return None
+
+
+def run_app(plan: object) -> int:
+    from .app import Plan, RaceApp
+
+    assert isinstance(plan, Plan)
+    if plan.url is not None:
+        problem = check_server(plan.url)
+        if problem is not None:
+            print(problem, file=sys.stderr)
+            return 1
+    app = RaceApp(plan)
     app.run()
     if app.failed:
-        print(f"patience-race: {app.failed}", file=sys.stderr)
+        print(f"patience-race: {clean(app.failed)}", file=sys.stderr)
         return 1
     return 0
 
@@ -223,6 +281,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         bot_level=args.level,
         bot_think=args.think,
         auto_ready=True,
+        port=args.port,
     )
     return run_app(plan)
 
@@ -242,10 +301,54 @@ def cmd_host(args: argparse.Namespace) -> int:
     return run_app(plan)
 
 
+class NoName(Exception):
+    """Several seats are saved for a room and nobody said which (exit 2)."""
+
+
+def choose_name(url: str, code: str, given: str | None) -> str:
+    """The name to join as: ``--name``; else the only seat saved for the room; else ask which
+    (on a terminal; with no terminal, :class:`NoName`); else the default name."""
+    from .seats import saved_seats
+
+    if given is not None:
+        return given
+    names = [seat["name"] for seat in saved_seats(url, code)]
+    if not names:
+        return default_name()
+    if len(names) == 1:
+        return names[0]
+    if not sys.stdin.isatty():
+        raise NoName(
+            f"seats for {len(names)} names are saved for room {clean(code)}: "
+            + ", ".join(clean(n) for n in names)
+            + "; pass --name NAME to say which is yours"
+        )
+    print(f"Seats are saved for room {clean(code)} under these names:")
+    for i, name in enumerate(names, 1):
+        print(f"  {i}: {clean(name)}")
+    for _ in range(3):
+        try:
+            answer = input(f"Which is yours? (1-{len(names)}) ").strip()
+        except EOFError:
+            break
+        if answer.isdigit() and 1 <= int(answer) <= len(names):
+            return names[int(answer) - 1]
+        match = [n for n in names if n.casefold() == answer.casefold()]
+        if match:
+            return match[0]
+    raise NoName("no seat chosen; pass --name NAME to say which is yours")
+
+
 def cmd_join(args: argparse.Namespace) -> int:
     from .app import Plan
 
-    return run_app(Plan(action="join", name=args.name, url=server_url(args), code=args.code))
+    url = server_url(args)
+    try:
+        name = choose_name(url, args.code, args.name)
+    except NoName as exc:
+        print(f"patience-race: {exc}", file=sys.stderr)
+        return 2
+    return run_app(Plan(action="join", name=name, url=url, code=args.code))
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -259,26 +362,29 @@ def cmd_rooms(args: argparse.Namespace) -> int:
 
     from protocol.messages import ListRooms, RoomList
 
-    from .net import Connection, Disconnected
+    from .net import Connection
+
+    url = server_url(args)
 
     async def fetch() -> RoomList:
-        async with Connection(server_url(args)) as conn:
+        async with Connection(url) as conn:
             answer = await conn.request(ListRooms(seq=0))
             assert isinstance(answer, RoomList)
             return answer
 
     try:
         rooms = asyncio.run(fetch()).rooms
-    except (OSError, Disconnected, TimeoutError) as exc:
-        print(f"patience-race: cannot reach {server_url(args)}: {exc}", file=sys.stderr)
+    except _network_errors() as exc:
+        print(unreachable(url, exc), file=sys.stderr)
         return 1
     if not rooms:
         print("No public rooms right now. Host one: patience-race host")
         return 0
     print(f"{'code':<11}{'game':<28}{'mode':<7}{'players':<9}{'state':<10}")
     for r in rooms:
+        code = clean(r.code[:4] + "-" + r.code[4:])
         print(
-            f"{r.code[:4] + '-' + r.code[4:]:<11}{r.title:<28}{r.mode:<7}{f'{r.players}/{r.seats}':<9}{r.state:<10}"
+            f"{code:<11}{clean(r.title):<28}{clean(r.mode):<7}{f'{r.players}/{r.seats}':<9}{clean(r.state):<10}"
         )
     return 0
 
@@ -289,14 +395,15 @@ def cmd_bot(args: argparse.Namespace) -> int:
     from .bot import run_bot
     from .net import ServerError
 
-    bot = run_bot(server_url(args), args.code, name=args.name, level=args.level, think=args.think)
+    url = server_url(args)
+    bot = run_bot(url, args.code, name=args.name, level=args.level, think=args.think)
     try:
         asyncio.run(bot)
     except ServerError as exc:
-        print(f"patience-race: the server refused the bot: {exc.message}", file=sys.stderr)
+        print(f"patience-race: the server refused the bot: {clean(exc.message)}", file=sys.stderr)
         return 1
-    except (OSError, TimeoutError) as exc:
-        print(f"patience-race: cannot reach {server_url(args)}: {exc}", file=sys.stderr)
+    except _network_errors() as exc:
+        print(unreachable(url, exc), file=sys.stderr)
         return 1
     return 0
 
@@ -380,6 +487,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--server", metavar="URL", help="race on this server instead of one inside this program"
     )
+    p.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="the port of the server inside this program (on 127.0.0.1; default: any free one)",
+    )
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("host", help="open a room on a server and show its code")
@@ -408,7 +522,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("join", help="join a room by its code (or take your seat back)")
     p.add_argument("code", help="the room's code, as in K7QM-X2PF")
-    p.add_argument("--name", default=default_name(), help="your display name")
+    p.add_argument(
+        "--name",
+        default=None,
+        help="your display name (default: the seat you hold in the room, else your user name)",
+    )
     add_server_argument(p)
     p.set_defaults(func=cmd_join)
 
@@ -444,7 +562,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except (ConfigError, RecordError) as exc:
-        print(f"patience-race: {exc}", file=sys.stderr)
+        print(f"patience-race: {clean(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

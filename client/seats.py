@@ -1,7 +1,11 @@
-"""Seats this player holds, kept on disk so that quitting and joining again resumes the seat.
+"""Seats this user holds, kept on disk so that quitting and joining again resumes the seat.
 
-``$XDG_STATE_HOME/patience-race/seats.json`` (``~/.local/state/...``), readable by its owner only.
-A seat's token is a secret: it is never printed or logged.
+``$XDG_STATE_HOME/patience-race/seats.json`` (``~/.local/state/...``), readable by its owner only:
+``{server URL: {room code: {name key: {"token": ..., "name": ...}}}}``.  A seat is found by server,
+room *and* name, so two people sharing one account (Ann hosts, Bob joins from another terminal)
+each keep their own seat.  Several clients may write at once: every change takes an exclusive lock
+(``seats.lock``), re-reads the file, changes it and replaces it atomically, so none loses another's
+seat.  A seat's token is a secret: it is never printed or logged.
 """
 
 from __future__ import annotations
@@ -9,7 +13,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import unicodedata
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX: no lock, the atomic replace still holds
+    fcntl = None  # type: ignore[assignment]
+
+ROOMS_PER_SERVER = 20
+SERVERS = 10
+
+Seat = dict[str, str]
+Seats = dict[str, dict[str, dict[str, Seat]]]
 
 
 def seats_path() -> Path:
@@ -17,40 +34,124 @@ def seats_path() -> Path:
     return Path(base) / "patience-race" / "seats.json"
 
 
-def _load(path: Path) -> dict[str, dict[str, dict[str, str]]]:
+def room_key(code: str) -> str:
+    return code.upper().replace("-", "").replace(" ", "")
+
+
+def name_key(name: str) -> str:
+    """Names as the server compares them, near enough: NFKC, case-folded, spaces trimmed."""
+    return unicodedata.normalize("NFKC", name).casefold().strip()
+
+
+def _load(path: Path) -> Seats:
     try:
-        data = json.loads(path.read_text())
-        return data if isinstance(data, dict) else {}
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    if not isinstance(data, dict):
+        return {}
+    seats: Seats = {}
+    for url, rooms in data.items():
+        if not isinstance(rooms, dict):
+            continue
+        for code, held in rooms.items():
+            if not isinstance(held, dict):
+                continue
+            if "token" in held:  # the old layout: one seat per room, whoever it was
+                held = {name_key(str(held.get("name", ""))): held}
+            for key, seat in held.items():
+                if isinstance(seat, dict) and isinstance(seat.get("token"), str):
+                    seats.setdefault(url, {}).setdefault(code, {})[key] = {
+                        "token": seat["token"],
+                        "name": str(seat.get("name", "")),
+                    }
+    return seats
 
 
-def saved_seat(url: str, code: str, path: Path | None = None) -> dict[str, str] | None:
-    seat = _load(path or seats_path()).get(url, {}).get(code.upper().replace("-", ""))
-    return seat if isinstance(seat, dict) and "token" in seat else None
-
-
-def save_seat(url: str, code: str, token: str, name: str, path: Path | None = None) -> None:
-    path = path or seats_path()
-    data = _load(path)
-    data.setdefault(url, {})[code.upper().replace("-", "")] = {"token": token, "name": name}
-    # keep the file small: the last 20 rooms per server
-    rooms = data[url]
-    for old in list(rooms)[:-20]:
-        del rooms[old]
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data))
-        tmp.chmod(0o600)
-        tmp.replace(path)
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the file releases the lock
+
+
+def _write(path: Path, data: Seats) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def _change(path: Path | None, change: Callable[[Seats], bool]) -> None:
+    """Lock, re-read, change and write back (if ``change`` says it changed anything)."""
+    path = path or seats_path()
+    try:
+        with _locked(path):
+            data = _load(path)
+            if change(data):
+                _write(path, data)
     except OSError:
         pass  # resuming after a restart is a convenience; playing goes on without it
 
 
-def forget_seat(url: str, code: str, path: Path | None = None) -> None:
-    path = path or seats_path()
-    data = _load(path)
-    if data.get(url, {}).pop(code.upper().replace("-", ""), None) is not None:
-        with contextlib.suppress(OSError):
-            path.write_text(json.dumps(data))
+def saved_seats(url: str, code: str, path: Path | None = None) -> list[Seat]:
+    """Every seat saved for this room on this server (each with its ``name``)."""
+    held = _load(path or seats_path()).get(url, {}).get(room_key(code), {})
+    return list(held.values())
+
+
+def saved_seat(url: str, code: str, name: str, path: Path | None = None) -> Seat | None:
+    """The seat saved for ``name`` in this room, if any."""
+    held = _load(path or seats_path()).get(url, {}).get(room_key(code), {})
+    return held.get(name_key(name))
+
+
+def save_seat(url: str, code: str, token: str, name: str, path: Path | None = None) -> None:
+    def change(data: Seats) -> bool:
+        # the newest last: move this server and this room to the end, then trim the oldest
+        rooms = data.pop(url, {})
+        held = rooms.pop(room_key(code), {})
+        held[name_key(name)] = {"token": token, "name": name}
+        rooms[room_key(code)] = held
+        data[url] = rooms
+        for old in list(rooms)[:-ROOMS_PER_SERVER]:
+            del rooms[old]
+        for old in list(data)[:-SERVERS]:
+            del data[old]
+        return True
+
+    _change(path, change)
+
+
+def forget_seat(url: str, code: str, name: str, path: Path | None = None) -> None:
+    def change(data: Seats) -> bool:
+        rooms = data.get(url, {})
+        held = rooms.get(room_key(code), {})
+        if held.pop(name_key(name), None) is None:
+            return False
+        if not held:
+            del rooms[room_key(code)]
+        if not rooms:
+            del data[url]
+        return True
+
+    _change(path, change)
+
+
+def file_mode(path: Path | None = None) -> int:
+    """The seats file's permission bits (for checks)."""
+    return (path or seats_path()).stat().st_mode & 0o777

@@ -14,6 +14,8 @@ import logging
 import time
 from collections.abc import Callable
 
+from pydantic import ValidationError
+
 from protocol.messages import (
     Command,
     CreateRoom,
@@ -22,6 +24,7 @@ from protocol.messages import (
     JoinRoom,
     Leave,
     MoveCmd,
+    Notice,
     Ready,
     Rematch,
     Resume,
@@ -34,13 +37,26 @@ from protocol.messages import (
 from protocol.moves import Move
 
 from .model import RaceModel
-from .net import Connection, Disconnected, ServerError
-from .seats import forget_seat, save_seat, saved_seat
+from .net import DEFAULT_URL, Connection, Disconnected, ServerError
+from .seats import forget_seat, room_key, save_seat, saved_seat
 
 log = logging.getLogger("patience_race.client")
 
 FINAL_CLOSES = {4403, 4409, 4426}
 """Close codes after which reconnecting would not help."""
+
+CLOSE_RESTART = 1012
+RESTARTING = "Server restarting: reconnecting..."
+RELEASED = "You were away too long: your seat in this race was released; you are watching."
+
+
+def join_command(code: str, url: str, embedded: bool = False) -> str:
+    """``patience-race join CODE``, with ``--server URL`` unless the URL is the default one (a
+    server inside this process listens on a port of its own: always named)."""
+    shown = code[:4] + "-" + code[4:] if len(code) == 8 else code
+    if embedded or url != DEFAULT_URL:
+        return f"patience-race join {shown} --server {url}"
+    return f"patience-race join {shown}"
 
 
 class Session:
@@ -57,6 +73,9 @@ class Session:
         self.stopped = False
         self._runner: asyncio.Task[None] | None = None
         self.remember = True
+        """Save the seat on disk (and look it up): off for a server inside this process."""
+        self.restarting = False
+        """The server said it is restarting (a ``notice`` or a 1012 close)."""
 
     # -- set-up ---------------------------------------------------------------------------
 
@@ -72,25 +91,41 @@ class Session:
         return joined
 
     async def join(self, code: str, name: str, spectate: bool = False) -> Event:
-        """Join by code, or resume a seat this machine already holds in that room."""
-        seat = saved_seat(self.url, code) if self.remember else None
+        """Join by code, or resume the seat saved for ``name`` in that room.
+
+        A spectator (``watch``) never takes or resumes a saved seat.  A resume tells the truth:
+        a seat dropped after the grace is watching; a seat gone after the results (``bad_token``)
+        is forgotten and the room joined afresh as a new member."""
+        seat = saved_seat(self.url, code, name) if self.remember and not spectate else None
+        released = False
         if seat is not None:
             try:
-                snap = await self._request(Resume(seq=0, code=code, token=seat["token"]))
+                resume = Resume(seq=0, code=room_key(code), token=seat["token"])
+            except ValidationError:  # a damaged file: no seat to resume
+                forget_seat(self.url, code, name)
+                seat = None
+        if seat is not None:
+            try:
+                snap = await self._request(resume)
             except ServerError as exc:
                 if exc.code not in ("bad_token", "room_not_found"):
                     raise
-                forget_seat(self.url, code)
+                forget_seat(self.url, code, name)
+                released = exc.code == "bad_token"
             else:
-                self.code = code.upper().replace("-", "").replace(" ", "")
+                assert isinstance(snap, Snapshot)
+                self.code = room_key(code)
                 self.model.token = seat["token"]
-                self.model.name = seat.get("name", name)
-                self.model.apply(snap)
-                self.model.status = "Welcome back: your seat was kept."
+                self.model.name = seat.get("name") or name
+                self._resumed(snap, "Welcome back: your seat was kept.")
                 return snap
         joined = await self._request(JoinRoom(seq=0, code=code, name=name, spectate=spectate))
         assert isinstance(joined, Joined)
         self._joined(joined, name)
+        if released:
+            self.model.status = (
+                f"Your old seat was released: you joined again as a new {joined.role}."
+            )
         return joined
 
     def _joined(self, joined: Joined, name: str) -> None:
@@ -99,6 +134,22 @@ class Session:
         self.model.apply(joined)
         if self.remember:
             save_seat(self.url, joined.room.code, joined.token, name)
+
+    def _resumed(self, snap: Snapshot, welcome: str) -> None:
+        """Apply a resume's snapshot; the status says whether the seat is still racing."""
+        self._seq_from(snap.next_seq)
+        self.model.apply(snap)
+        me = self.model.my_progress()
+        if snap.role == "player" and me is not None and me.status == "disconnected":
+            self.model.status = RELEASED
+        else:
+            self.model.status = welcome
+
+    def _seq_from(self, lowest: int) -> None:
+        """Number the next commands from ``lowest`` at least (the snapshot's ``next_seq``)."""
+        self.seqs = itertools.count(max(next(self.seqs), lowest))
+        if self.conn is not None:
+            self.conn._seq = self.seqs
 
     # -- commands -----------------------------------------------------------------------------
 
@@ -141,8 +192,8 @@ class Session:
         if self.conn is not None and self.connected:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._request(Leave(seq=0)), 2)
-        if self.code is not None:
-            forget_seat(self.url, self.code)
+        if self.code is not None and self.remember:
+            forget_seat(self.url, self.code, self.model.name)
 
     # -- the event loop -------------------------------------------------------------------------
 
@@ -166,16 +217,21 @@ class Session:
                     self.model.status = f"Disconnected: {exc.reason}"
                     self.on_change()
                     return
-                self.model.status = "Connection lost: reconnecting..."
+                restarting = self.restarting or exc.code == CLOSE_RESTART
+                self.model.status = RESTARTING if restarting else "Connection lost: reconnecting..."
                 self.on_change()
                 while not self.stopped:
                     await asyncio.sleep(backoff)
                     backoff = min(backoff * 2, 10.0)
                     if await self._reconnect():
                         backoff = 0.5
+                        self.restarting = False
                         break
                 continue
             self.model.apply(event)
+            if isinstance(event, Notice) and event.code == "shutdown":
+                self.restarting = True
+                self.model.status = RESTARTING
             if self.model.needs_resync:
                 await self._resync()
             self.on_change()
@@ -186,18 +242,36 @@ class Session:
             assert self.code is not None and self.model.token is not None
             snap = await self._request(Resume(seq=0, code=self.code, token=self.model.token))
         except ServerError as exc:
+            if exc.code == "bad_token" and await self._join_again():
+                return True
             self.model.status = f"Could not take your seat back: {exc.message}"
             self.model.phase = "gone"
             self.stopped = True
             self.on_change()
             return True
         except (TimeoutError, Disconnected, OSError):
-            self.model.status = "Still reconnecting..."
+            self.model.status = RESTARTING if self.restarting else "Still reconnecting..."
             self.on_change()
             return False
         assert isinstance(snap, Snapshot)
-        self.model.apply(snap)
-        self.model.status = "Reconnected: your seat is back."
+        self._resumed(snap, "Reconnected: your seat is back.")
+        self.on_change()
+        return True
+
+    async def _join_again(self) -> bool:
+        """The seat is gone (the results are over): join the room again as a new member."""
+        assert self.code is not None
+        if self.remember:
+            forget_seat(self.url, self.code, self.model.name)
+        try:
+            joined = await self._request(
+                JoinRoom(seq=0, code=self.code, name=self.model.name, spectate=False)
+            )
+        except (ServerError, TimeoutError, Disconnected):
+            return False
+        assert isinstance(joined, Joined)
+        self._joined(joined, self.model.name)
+        self.model.status = f"Your old seat was released: you joined again as a new {joined.role}."
         self.on_change()
         return True
 

@@ -152,3 +152,77 @@ def test_console_script_runs() -> None:
         check=True,
     ).stdout
     assert json.loads(out) == json.loads((VECTORS / "louis-1.json").read_text())
+
+
+# -- other people's text, and servers that cannot be reached ------------------------------------
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J"
+
+
+async def test_replay_escapes_names_from_the_record(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from .server_helpers import http_get, running_server
+    from .test_server_ops import finished_race
+
+    async with running_server() as server:
+        over, _moves = await finished_race(server)
+        status, _headers, body = await http_get(server, f"/races/{over.race_id}")
+    assert status == 200
+    data = json.loads(body)
+    for player in data["players"]:
+        player["name"] = HOSTILE + player["name"]
+    for standing in data["standings"]:
+        standing["name"] = HOSTILE + standing["name"]
+    path = tmp_path / "race.json"
+    path.write_text(json.dumps(data))
+    code, out, err = run(capsys, "replay", str(path))
+    assert code == 0, err
+    for text in (out, err):
+        assert "\x1b" not in text and "\x07" not in text
+    assert "\\x1b]0;pwned\\x07\\x1b[2JAnn" in out
+    assert out.count(": ok") == 2
+
+
+def test_clean_escapes_controls_and_invisible_characters() -> None:
+    from client.safe import clean
+
+    assert clean(HOSTILE + "Ann") == "\\x1b]0;pwned\\x07\\x1b[2JAnn"
+    assert clean("Ann\u202eolleh\u200b\x9b") == "Ann\\u202eolleh\\u200b\\x9b"
+    assert clean("Zoë 🃏 李") == "Zoë 🃏 李"
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["join", "K7QM-X2PF"],
+        ["join", "K7QM-X2PF", "--name", "Bob"],
+        ["host", "spider", "--name", "Ann"],
+        ["watch", "K7QM-X2PF"],
+        ["rooms"],
+        ["bot", "K7QM-X2PF"],
+    ],
+)
+def test_no_server_running_says_what_to_do(argv: list[str]) -> None:
+    url = f"ws://127.0.0.1:{_closed_port()}"
+    done = subprocess.run(
+        [sys.executable, "-m", "client.cli", *argv, "--server", url],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    err = done.stderr
+    assert url in err
+    assert "patience-race-server" in err and "patience-race play" in err
+    assert "Traceback" not in err and "Errno" not in err
+    assert 1 <= len(err.strip().splitlines()) <= 2

@@ -3,9 +3,14 @@ sequence numbers that are answered again, never applied twice (also across a res
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from client.model import RaceModel
 from client.net import Connection, ServerError
+from client.seats import saved_seat
+from client.session import RELEASED, RESTARTING, Session
 from protocol.messages import (
     Countdown,
     CreateRoom,
@@ -29,6 +34,7 @@ from .server_helpers import (
     close_all,
     closed_code,
     continue_seq,
+    eventually,
     fast_limits,
     host_and_join,
     move,
@@ -252,3 +258,66 @@ async def test_a_number_too_old_to_remember_is_refused_not_replayed() -> None:
         assert forgotten.value.code == "bad_message"
         assert seat_state(server, code, joined[0].you).moves == 1
         await close_all(conns)
+
+
+# -- the client's session: what a resume tells the player ---------------------------------------
+
+
+async def _session_as(url: str, name: str, code: str) -> Session:
+    session = Session(url, RaceModel(name=name))
+    await session.connect()
+    await session.join(code, name)
+    return session
+
+
+async def test_a_session_resuming_a_released_seat_says_so_and_rejoins_after_the_results() -> None:
+    async with running_server(fast_limits(grace_s=0.3)) as server:
+        host = Session(server.url, RaceModel(name="Ann"))
+        await host.connect()
+        await host.create("Ann", Settings())
+        code = host.code
+        assert code is not None
+        bob = Connection(server.url)
+        await bob.open()
+        await bob.request(JoinRoom(seq=0, code=code, name="Bob"))
+        await host.conn.request(Ready(seq=0))  # type: ignore[union-attr]
+        await bob.request(Ready(seq=0))
+        await bob.wait_for(RaceStart)
+        await host.close()  # Ann's terminal closes mid-race; her seat is saved on disk
+        await wait_until(bob, ProgressUpdate, progress_of("Ann", "disconnected"))
+
+        ann = await _session_as(server.url, "Ann", code)
+        assert ann.model.status == RELEASED  # not "welcome back"
+        assert ann.model.my_progress().status == "disconnected"  # type: ignore[union-attr]
+        await ann.close()
+
+        await move(bob, "resign")
+        await bob.wait_for(RaceOver)
+        await eventually(
+            lambda: "Ann" not in {m.name for m in room_of(server, code).info().members}
+        )
+        ann = await _session_as(server.url, "Ann", code)  # her old token: bad_token
+        assert ann.model.status.startswith("Your old seat was released: you joined again as a new ")
+        seat = saved_seat(server.url, code, "Ann")
+        assert seat is not None and seat["token"] == ann.model.token  # the new seat is saved
+        await ann.close()
+        await bob.close()
+
+
+async def test_a_server_restart_shows_as_restarting_and_the_session_keeps_trying() -> None:
+    async with running_server() as server:
+        model = RaceModel(name="Ann")
+        session = Session(server.url, model)
+        await session.connect()
+        await session.create("Ann", Settings())
+        session.start_events()
+        await server.drain(retry_ms=100)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 5
+        while not (session.restarting and not session.connected):
+            assert loop.time() < end, model.status
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.6)  # a reconnection or two fail: still "restarting"
+        assert model.status == RESTARTING
+        assert model.phase not in ("gone", "kicked") and not session.stopped
+        await session.close()

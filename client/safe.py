@@ -1,0 +1,36 @@
+"""Text from other people, made safe to print on a terminal.
+
+A name or message from a record file or a server may hold escape sequences (``\\x1b]0;pwned\\x07``
+retitles the window, ``\\x1b[2J`` clears the screen) or invisible characters that reorder or hide
+what follows.  :func:`clean` writes every such character as a visible escape (``\\x1b``,
+``\\u202e``), so what is printed is exactly what was sent, and nothing more happens.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+_SAFE_FORMAT = {"\u200d"}
+"""Format characters left as they are: the zero-width joiner inside emoji sequences."""
+
+
+def _escape(ch: str) -> str:
+    n = ord(ch)
+    if n < 0x100:
+        return f"\\x{n:02x}"
+    if n < 0x10000:
+        return f"\\u{n:04x}"
+    return f"\\U{n:08x}"
+
+
+def clean(text: object) -> str:
+    """``text`` with control, format, line/paragraph separator and unassigned characters escaped."""
+    s = str(text)
+    out = []
+    for ch in s:
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cs", "Co", "Cn", "Zl", "Zp") or (cat == "Cf" and ch not in _SAFE_FORMAT):
+            out.append(_escape(ch))
+        else:
+            out.append(ch)
+    return "".join(out)

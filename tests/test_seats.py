@@ -1,0 +1,82 @@
+"""Saved seats: found by server, room and name; owner-only, atomic, shared by several processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from client.seats import forget_seat, save_seat, saved_seat, saved_seats, seats_path
+
+ROOT = Path(__file__).resolve().parents[1]
+URL = "ws://127.0.0.1:8765"
+
+
+def test_two_people_on_one_account_keep_their_own_seats() -> None:
+    save_seat(URL, "K7QM-X2PF", "tok-ann", "Ann")
+    save_seat(URL, "K7QMX2PF", "tok-bob", "Bob")
+    assert saved_seat(URL, "k7qm-x2pf", "Ann") == {"token": "tok-ann", "name": "Ann"}
+    assert saved_seat(URL, "K7QM-X2PF", "bob") == {"token": "tok-bob", "name": "Bob"}
+    assert saved_seat(URL, "K7QM-X2PF", "Cy") is None
+    assert saved_seat("ws://elsewhere:8765", "K7QM-X2PF", "Ann") is None
+    assert sorted(s["name"] for s in saved_seats(URL, "K7QM-X2PF")) == ["Ann", "Bob"]
+    forget_seat(URL, "K7QM-X2PF", "Bob")
+    assert [s["name"] for s in saved_seats(URL, "K7QM-X2PF")] == ["Ann"]
+    assert seats_path().stat().st_mode & 0o777 == 0o600
+    assert not [p for p in seats_path().parent.iterdir() if p.suffix == ".tmp"]
+
+
+def test_the_old_layout_is_read_as_one_named_seat() -> None:
+    path = seats_path()
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({URL: {"K7QMX2PF": {"token": "tok-ann", "name": "Ann"}}}))
+    assert saved_seat(URL, "K7QM-X2PF", "Ann") == {"token": "tok-ann", "name": "Ann"}
+    save_seat(URL, "K7QM-X2PF", "tok-bob", "Bob")
+    assert {s["name"] for s in saved_seats(URL, "K7QM-X2PF")} == {"Ann", "Bob"}
+
+
+def test_the_file_stays_small() -> None:
+    for i in range(60):
+        save_seat(URL, f"ROOM{i:04d}", f"tok{i}", "Ann")
+    data = json.loads(seats_path().read_text())
+    assert len(data[URL]) == 20
+    assert saved_seat(URL, "ROOM0059", "Ann") is not None
+    assert saved_seat(URL, "ROOM0000", "Ann") is None
+
+
+WRITER = """
+import sys
+from client.seats import save_seat
+who = sys.argv[1]
+for i in range(int(sys.argv[2])):
+    save_seat("ws://127.0.0.1:8765", "K7QMX2PF", f"tok-{who}-{i}", f"{who}{i}")
+"""
+
+
+def test_processes_writing_at_once_lose_no_seat() -> None:
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, who, "25"], cwd=ROOT, env=os.environ)
+        for who in ("ann", "bob", "cy", "dee")
+    ]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0, 0, 0]
+    names = {s["name"] for s in saved_seats(URL, "K7QM-X2PF")}
+    assert names == {f"{who}{i}" for who in ("ann", "bob", "cy", "dee") for i in range(25)}
+    assert seats_path().stat().st_mode & 0o777 == 0o600
+
+
+def test_join_with_several_seats_and_no_terminal_asks_for_a_name() -> None:
+    save_seat(URL, "K7QM-X2PF", "tok-ann", "Ann")
+    save_seat(URL, "K7QM-X2PF", "tok-bob", "Bob")
+    done = subprocess.run(
+        [sys.executable, "-m", "client.cli", "join", "K7QM-X2PF", "--server", URL],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "--name" in done.stderr and "Ann" in done.stderr and "Bob" in done.stderr
+    assert "tok-" not in done.stderr + done.stdout  # tokens are secrets
