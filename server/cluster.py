@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("patience_race.server")
 
-NODE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+NODE_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 RACE_RECORD_TTL_S = 30 * 24 * 3600
 """How long Redis remembers which node holds a finished race's record."""
 KNOWN_RACES = 10_000
@@ -55,7 +55,8 @@ WebSocket); older ones are still found over HTTP, which asks Redis."""
 @dataclass(frozen=True)
 class ClusterConfig:
     node: str
-    """This node's name: lower-case letters, digits, ``-`` and ``_``; unique in the cluster."""
+    """This node's name: lower-case letters, digits, ``.``, ``-`` and ``_``; unique in the
+    cluster, and the path ``/n/NAME/`` on the proxy."""
     redis_url: str
     url: str = ""
     """What clients are redirected to: a path on the proxy (``/n/NODE/``, the default) or a
@@ -67,7 +68,7 @@ class ClusterConfig:
     def __post_init__(self) -> None:
         if not NODE_NAME.match(self.node):
             raise ValueError(
-                f"node name {self.node!r}: 1 to 40 lower-case letters, digits, - or _, "
+                f"node name {self.node!r}: 1 to 63 lower-case letters, digits, ., - or _, "
                 "starting with a letter or digit"
             )
         if not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
