@@ -47,6 +47,10 @@ log = logging.getLogger("patience_race.server")
 NODE_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 RACE_RECORD_TTL_S = 30 * 24 * 3600
 """How long Redis remembers which node holds a finished race's record."""
+DEPARTED_S = 300.0
+"""How long the rooms of a node that left are still redirected to it: a player reconnecting
+through any node while it restarts is sent on to it (and retries until it is back) rather than
+told the room is gone."""
 KNOWN_RACES = 10_000
 """Finished races of other nodes whose node is remembered in memory (``get_race`` over the
 WebSocket); older ones are still found over HTTP, which asks Redis."""
@@ -112,6 +116,9 @@ class Cluster:
         """Other node -> its public rooms: code -> summary JSON (parsed only when listed)."""
         self.races: OrderedDict[str, str] = OrderedDict()
         """Finished race id -> the other node holding its record (the latest ones)."""
+        self.departed: dict[str, tuple[str, str, float]] = {}
+        """Room code -> (node, URL, until when) for the rooms of nodes that left: not listed,
+        but still redirected to their node for :data:`DEPARTED_S`."""
         # what this node published of itself
         self._published: dict[str, str] = {}
         self._races_sent: set[str] = set()
@@ -137,10 +144,13 @@ class Cluster:
     def locate(self, code: str) -> tuple[str, str] | None:
         """(node, URL) of the other node holding room ``code``, if one does."""
         node = self.where.get(code)
-        if node is None:
-            return None
-        url = self.nodes.get(node)
-        return (node, url) if url is not None else None
+        if node is not None:
+            url = self.nodes.get(node)
+            return (node, url) if url is not None else None
+        gone = self.departed.get(code)
+        if gone is not None and gone[2] > time.monotonic():
+            return gone[0], gone[1]
+        return None
 
     def locate_race(self, race_id: str) -> tuple[str, str] | None:
         node = self.races.get(race_id)
@@ -354,6 +364,9 @@ class Cluster:
         for node in dead:
             if node not in self.nodes:
                 self._drop(node, "expired")
+        now = time.monotonic()
+        for code in [c for c, (_n, _u, until) in self.departed.items() if until <= now]:
+            del self.departed[code]
         fresh = [n for n in alive if full or n not in self.nodes]
         self.nodes.update(alive)
         for node in fresh:
@@ -370,10 +383,13 @@ class Cluster:
         self.public[node] = {c: d for c, d in rooms.items() if d}
 
     def _drop(self, node: str, why: str) -> None:
-        self.nodes.pop(node, None)
+        url = self.nodes.pop(node, None)
         self.public.pop(node, None)
+        until = time.monotonic() + DEPARTED_S
         for code in [c for c, n in self.where.items() if n == node]:
             del self.where[code]
+            if url is not None:
+                self.departed[code] = (node, url, until)
         log.info(
             "node_removed",
             extra={"fields": {"event": "node_removed", "node": node, "why": why}},

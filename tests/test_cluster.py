@@ -365,6 +365,14 @@ async def test_a_killed_node_leaves_the_list_and_its_rooms_come_back_with_it(
         finally:
             await r.aclose()
 
+        # while it is down, its rooms are still sent on to it (a player reconnecting through
+        # any node retries there until it is back, rather than being told the room is gone)
+        probe = Connection(node1.url)
+        await probe.open()
+        stack.push_async_callback(probe.close)
+        raw = await probe.resend(Resume(seq=probe.next_seq(), code=code, token=token))
+        assert isinstance(raw, Redirect) and (raw.node, raw.url) == ("node3", node3.url)
+
         # the node comes back on the same port and database: its rooms are listed again and
         # the seat is resumed through any node
         await node3.start()
