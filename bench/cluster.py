@@ -216,8 +216,14 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
         )
 
     def held(table: dict[int, dict[str, Any]]) -> int:
-        ok = [p for p, r in table.items() if r["p99"] < args.p99_ms and not r["errors"]]
-        return max(ok, default=0)
+        """The most players under the bound, at that level and every smaller one tried."""
+        best = 0
+        for players in sorted(table):
+            row = table[players]
+            if row["p99"] >= args.p99_ms or row["errors"] or row["disconnects"]:
+                break
+            best = players
+        return best
 
     h1, h2 = held(one), held(two)
     ratio = f"{h2 / h1:.2f}x" if h1 else "n/a"

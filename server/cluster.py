@@ -294,7 +294,14 @@ class Cluster:
             pipe.sadd(self.k_nodes, self.node)
             pipe.set(self.k_node(self.node), self.url, px=self.expiry_ms)
             pipe.pexpire(self.k_rooms(self.node), self.expiry_ms)
-            await pipe.execute()
+            added, *_ = await pipe.execute()
+        if added and self._registered:
+            # taken for dead (a pause longer than the expiry): the others dropped its rooms
+            log.warning(
+                "cluster_rejoined",
+                extra={"fields": {"event": "cluster_rejoined", "node": self.node}},
+            )
+            self._registered = False
         if not self._registered:
             # (again) after Redis was away: everything is written anew
             self._registered = True

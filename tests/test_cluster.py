@@ -465,3 +465,25 @@ async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path
             "Ann",
             "Bob",
         }
+
+
+async def test_a_node_taken_for_dead_writes_its_rooms_again(redis_url: str) -> None:
+    """A node another node removed (its heartbeat late past the expiry, say) registers again,
+    with every room it holds, at its next heartbeat."""
+    async with cluster_node(redis_url, "node1") as node:
+        host, code = await create(node.url, "Host")
+        r = redis_asyncio.from_url(redis_url, decode_responses=True)
+        try:
+
+            async def written() -> bool:
+                return bool(await r.hexists("patience-race:rooms:node1", code))
+
+            await eventually(written, 5, "the room written down")
+            # what another node does to a node whose heartbeat key expired
+            await r.srem("patience-race:nodes", "node1")
+            await r.delete("patience-race:rooms:node1")
+            await eventually(written, EXPIRY * 2, "the room written again")
+            assert await r.sismember("patience-race:nodes", "node1") == 1
+        finally:
+            await r.aclose()
+            await host.close()
