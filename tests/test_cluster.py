@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import signal
 import socket
@@ -487,3 +488,103 @@ async def test_a_node_taken_for_dead_writes_its_rooms_again(redis_url: str) -> N
         finally:
             await r.aclose()
             await host.close()
+
+
+# -- deploy/cluster, checked without Docker ------------------------------------------------------
+
+
+def test_cluster_compose_wires_redis_nodes_and_nginx() -> None:
+    yaml = pytest.importorskip("yaml")
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    nodes = {k: v for k, v in services.items() if k.startswith("node")}
+    assert len(nodes) >= 2 and "redis" in services
+    locations = (DEPLOY / "nginx" / "locations.conf").read_text()
+    upstreams = (DEPLOY / "nginx" / "upstreams.conf").read_text()
+    for name, node in nodes.items():
+        env = node["environment"]
+        assert env["PATIENCE_RACE_NODE"] == name
+        assert env["PATIENCE_RACE_REDIS"].startswith("redis://redis:")
+        assert "ports" not in node, "nodes are reached through nginx only"
+        assert any(v.endswith(":/data") for v in node["volumes"]), "a database of its own"
+        assert (DEPLOY / "../.." / node["build"]["dockerfile"]).resolve().is_file()
+        # nginx sends /n/NAME/ to it, and / to any node
+        assert f"location /n/{name}/ {{\n    proxy_pass http://patience_race_{name}/;" in locations
+        assert f"upstream patience_race_{name} {{ server {name}:8765;" in upstreams
+        assert f"server {name}:8765 max_fails" in upstreams
+        assert node["depends_on"]["redis"]["condition"] == "service_healthy"
+    nginx = services["nginx"]
+    assert set(nginx["depends_on"]) == set(nodes)
+    for volume in nginx["volumes"]:
+        source = volume.split(":")[0]
+        if source.startswith("./nginx"):
+            assert (DEPLOY / source).is_file(), source
+    assert '"redis>=5"' in (DEPLOY / "Dockerfile").read_text()
+
+
+def test_cluster_nginx_site_is_accepted(tmp_path: Path) -> None:
+    nginx = shutil.which("nginx") or (
+        "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
+    )
+    openssl = shutil.which("openssl")
+    if nginx is None or openssl is None:
+        pytest.skip("nginx or openssl is not installed (.ci/run installs nginx when it can)")
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+         "-keyout", str(certs / "privkey.pem"), "-out", str(certs / "fullchain.pem")],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    for name in ("locations.conf", "proxy.conf"):
+        text = (DEPLOY / "nginx" / name).read_text()
+        (conf / name).write_text(text.replace("/etc/nginx/patience-race/", f"{conf}/"))
+    # the compose names do not resolve here: the same upstreams on this machine's addresses
+    upstreams = (DEPLOY / "nginx" / "upstreams.conf").read_text()
+    for i in (1, 2, 3):
+        upstreams = upstreams.replace(f"node{i}:8765", f"127.0.0.1:{8700 + i}")
+    (conf / "upstreams.conf").write_text(upstreams)
+    site = (DEPLOY / "nginx" / "site.conf").read_text()
+    site = site.replace("/etc/nginx/patience-race/", f"{conf}/")
+    site = site.replace("/etc/nginx/certs/", f"{certs}/")
+    (tmp_path / "site.conf").write_text(site)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "nginx.conf").write_text(
+        f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/logs/error.log;\nevents {{}}\n"
+        f"http {{\n access_log off;\n include {tmp_path}/site.conf;\n}}\n"
+    )
+    result = subprocess.run(
+        [nginx, "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "syntax is ok" in result.stderr
+
+
+def test_systemd_template_verifies(tmp_path: Path) -> None:
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed")
+    unit = (DEPLOY / "systemd" / "patience-race-server@.service").read_text()
+    assert "Environment=PATIENCE_RACE_NODE=%H-%i" in unit
+    assert "Environment=PATIENCE_RACE_DB=/var/lib/patience-race/node-%i.sqlite3" in unit
+    assert "KillSignal=SIGTERM" in unit and "Restart=on-failure" in unit
+    server = Path(sys.executable).parent / "patience-race-server"
+    assert server.exists()
+    (tmp_path / "patience-race-server@.service").write_text(
+        unit.replace("/opt/patience-race/.venv/bin/patience-race-server", str(server))
+    )
+    result = subprocess.run(
+        [analyze, "verify", str(tmp_path / "patience-race-server@01.service")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SYSTEMD_LOG_LEVEL": "warning"},
+    )
+    problems = [
+        line for line in (result.stdout + result.stderr).splitlines()
+        if "patience-race-server@" in line
+    ]  # fmt: skip
+    assert result.returncode == 0 and not problems, result.stdout + result.stderr
