@@ -195,9 +195,9 @@ class Hub:
         self.draining = False
         self.metrics: dict[str, int] = {}
         self.live = LiveRooms(store) if store is not None else None
+        """Live rooms written down as they change, read back by :meth:`restore`."""
         self.cluster: Any = None
         """A cluster node's view of the other nodes (``server.cluster.Cluster``), or None."""
-        """Live rooms written down as they change, read back by :meth:`restore`."""
         self._alive_written = 0.0
         self._next_conn = 1
         self._next_sweep = 0.0
