@@ -32,6 +32,7 @@ import contextlib
 import json
 import logging
 import re
+import sys
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -125,6 +126,9 @@ class Cluster:
         self._redis: Any = None
         self._tasks: list[asyncio.Task[None]] = []
         self._registered = False
+        """False at first and after an error: the next heartbeat writes everything again."""
+        self._outage = False
+        """An error was logged with its traceback, and Redis has not answered since."""
         self._next_full = 0.0
         self._next_summaries = 0.0
         self.stopped = False
@@ -259,12 +263,24 @@ class Cluster:
                 await self._redis.aclose()
 
     def _failed(self, what: str) -> None:
+        """Redis could not be reached or answered wrong: logged (the traceback once an
+        outage), and everything is written again once it answers."""
         self.errors += 1
+        first = not self._outage
+        self._outage = True
         self._registered = False
+        error = repr(sys.exc_info()[1])[:200]
         log.warning(
             "cluster_error",
-            exc_info=True,
-            extra={"fields": {"event": "cluster_error", "node": self.node, "during": what}},
+            exc_info=first,
+            extra={
+                "fields": {
+                    "event": "cluster_error",
+                    "node": self.node,
+                    "during": what,
+                    "error": error,
+                }
+            },
         )
 
     # -- publishing this node's rooms ----------------------------------------------------------
@@ -295,6 +311,7 @@ class Cluster:
             pipe.set(self.k_node(self.node), self.url, px=self.expiry_ms)
             pipe.pexpire(self.k_rooms(self.node), self.expiry_ms)
             added, *_ = await pipe.execute()
+        self._outage = False
         if added and self._registered:
             # taken for dead (a pause longer than the expiry): the others dropped its rooms
             log.warning(

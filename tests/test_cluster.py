@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
@@ -62,30 +63,48 @@ def _redis_server() -> str:
     return found
 
 
+class RedisProcess:
+    """A real Redis on a Unix socket of its own (no port to collide on)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.sock = folder / "redis.sock"
+        self.url = f"unix://{self.sock}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> str:
+        self.proc = subprocess.Popen(
+            [_redis_server(), "--port", "0", "--unixsocket", str(self.sock), "--save", "",
+             "--appendonly", "no", "--dir", str(self.folder), "--loglevel", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        for _ in range(1000):
+            if self.sock.exists():
+                return self.url
+            if self.proc.poll() is not None:
+                raise RuntimeError("redis-server exited")
+            time.sleep(0.01)
+        raise RuntimeError("redis-server did not open its socket")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+
+
 @pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    """A real Redis on a Unix socket of its own (no port to collide on), stopped after."""
-    sock = tmp_path / "redis.sock"
-    proc = subprocess.Popen(
-        [_redis_server(), "--port", "0", "--unixsocket", str(sock), "--save", "",
-         "--appendonly", "no", "--dir", str(tmp_path), "--loglevel", "warning"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+def redis_process(tmp_path: Path) -> Iterator[RedisProcess]:
+    redis = RedisProcess(tmp_path)
+    redis.start()
     try:
-        for _ in range(500):
-            if sock.exists():
-                break
-            if proc.poll() is not None:
-                raise RuntimeError(f"redis-server exited: {proc.stderr.read()!r}")  # type: ignore[union-attr]
-            subprocess.run(["sleep", "0.01"], check=True)
-        else:
-            raise RuntimeError("redis-server did not open its socket")
-        yield f"unix://{sock}"
+        yield redis
     finally:
-        proc.terminate()
-        proc.wait(10)
-        if proc.stderr is not None:
-            proc.stderr.close()
+        redis.stop()
+
+
+@pytest.fixture
+def redis_url(redis_process: RedisProcess) -> str:
+    return redis_process.url
 
 
 def node_config(redis_url: str, name: str, url: str = "ws://127.0.0.1:{port}") -> ClusterConfig:
@@ -588,3 +607,38 @@ def test_systemd_template_verifies(tmp_path: Path) -> None:
         if "patience-race-server@" in line
     ]  # fmt: skip
     assert result.returncode == 0 and not problems, result.stdout + result.stderr
+
+
+async def test_nodes_go_on_without_redis_and_register_again_when_it_is_back(
+    redis_process: RedisProcess,
+) -> None:
+    url = redis_process.url
+    async with cluster_node(url, "node1") as node1, cluster_node(url, "node2") as node2:
+        host, code = await create(node1.url, "Host")
+        try:
+            await eventually(lambda: _has(listed(node2.url), {code}), 5, "listed on node 2")
+            redis_process.stop()
+            # the node's own rooms and players go on
+            guest = Connection(node1.url)
+            await guest.open()
+            joined = await guest.request(JoinRoom(seq=0, code=code, name="Guest"))
+            assert isinstance(joined, Joined)
+            await guest.close()
+            redis_process.start()  # an empty Redis: everything is written again
+            r = redis_asyncio.from_url(url, decode_responses=True)
+            try:
+
+                async def back() -> bool:
+                    return bool(await r.hexists("patience-race:rooms:node1", code))
+
+                await eventually(back, 10, "node 1's room written again")
+            finally:
+                await r.aclose()
+            await eventually(lambda: _has(listed(node2.url), {code}), 10, "listed on node 2 again")
+            newcomer = Connection(node2.url)
+            await newcomer.open()
+            joined = await newcomer.request(JoinRoom(seq=0, code=code, name="Late"))
+            assert isinstance(joined, Joined) and newcomer.url == node1.url
+            await newcomer.close()
+        finally:
+            await host.close()
