@@ -17,14 +17,17 @@ import time
 from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import urljoin
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from protocol.codec import MAX_FRAME, DecodeError, decode, encode
-from protocol.messages import PROTOCOL_VERSION, Command, Error, Event, Hello, Welcome
+from protocol.messages import PROTOCOL_VERSION, Command, Error, Event, Hello, Redirect, Welcome
 
 DEFAULT_URL = "ws://127.0.0.1:8765"
+MAX_REDIRECTS = 3
+"""How many ``redirect`` answers one command follows (docs/cluster.md)."""
 URL_ENV = "PATIENCE_RACE_SERVER"
 
 
@@ -104,11 +107,34 @@ class Connection:
         await self.ws.send(data)
 
     async def request(self, command: Command, timeout: float = 10) -> Event:
-        """Send ``command`` (its ``seq`` replaced by the next number) and return its answer."""
-        if self.ws is None or self.closed is not None:
-            raise self.closed or Disconnected(None, "not connected")
-        command = command.model_copy(update={"seq": self.next_seq()})
-        return await self.resend(command, timeout)
+        """Send ``command`` (its ``seq`` replaced by the next number) and return its answer.
+
+        A ``redirect`` (the room is held by another node of a cluster) is followed: the
+        connection moves to the node's URL (a path is resolved against the current URL) and
+        the command is sent again there, at most :data:`MAX_REDIRECTS` times."""
+        for _hop in range(MAX_REDIRECTS + 1):
+            if self.ws is None or self.closed is not None:
+                raise self.closed or Disconnected(None, "not connected")
+            command = command.model_copy(update={"seq": self.next_seq()})
+            answer = await self.resend(command, timeout)
+            if not isinstance(answer, Redirect):
+                return answer
+            await self.move_to(urljoin(self.url, answer.url))
+        raise ServerError(
+            Error(seq=command.seq, code="room_not_found", message="redirected too many times")
+        )
+
+    async def move_to(self, url: str) -> None:
+        """Close this connection and open one to ``url`` in its place (nothing is queued for
+        the connection closed: it was left, not lost)."""
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        if self.ws is not None:
+            await self.ws.close()
+        self.url = url
+        await self.open()
 
     async def resend(self, command: Command, timeout: float = 10) -> Event:
         """Send ``command`` with its own ``seq`` (a repeat is answered again, never applied twice)."""

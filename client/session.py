@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 
 from pydantic import ValidationError
+from websockets.exceptions import InvalidHandshake
 
 from protocol.messages import (
     Command,
@@ -68,6 +69,9 @@ class Session:
         self.on_change = on_change
         self.conn: Connection | None = None
         self.code: str | None = None
+        self.node_url: str | None = None
+        """The cluster node holding the room, once a redirect led there: reconnections go
+        straight to it (seats are still saved under :attr:`url`)."""
         self.seqs = itertools.count(int(time.time() * 1000))
         self.connected = False
         self.stopped = False
@@ -80,7 +84,7 @@ class Session:
     # -- set-up ---------------------------------------------------------------------------
 
     async def connect(self) -> None:
-        self.conn = Connection(self.url, seqs=self.seqs)
+        self.conn = Connection(self.node_url or self.url, seqs=self.seqs)
         await self.conn.open()
         self.connected = True
 
@@ -155,7 +159,10 @@ class Session:
 
     async def _request(self, command: Command) -> Event:
         assert self.conn is not None
-        return await self.conn.request(command)
+        answer = await self.conn.request(command)
+        if self.conn.url != (self.node_url or self.url):
+            self.node_url = self.conn.url  # followed a redirect
+        return answer
 
     async def command(self, command: Command) -> Event | None:
         """Send a command; a refusal goes to the status line (None is returned)."""
@@ -249,7 +256,7 @@ class Session:
             self.stopped = True
             self.on_change()
             return True
-        except (TimeoutError, Disconnected, OSError):
+        except (TimeoutError, Disconnected, OSError, InvalidHandshake):
             self.model.status = RESTARTING if self.restarting else "Still reconnecting..."
             self.on_change()
             return False

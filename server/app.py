@@ -22,6 +22,7 @@ from websockets.http11 import Request, Response
 
 from protocol.codec import DecodeError, decode
 
+from .cluster import Cluster, ClusterConfig, http_url
 from .hub import CLOSE_FULL, Hub, Outbox
 from .limits import Limits
 from .metrics import GcPauses, Histogram, gc_lines
@@ -42,6 +43,7 @@ class RaceServer:
         store: Store | None = None,
         origins: Iterable[str] | None = None,
         trusted_proxies: Iterable[str] = (),
+        cluster: ClusterConfig | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -55,6 +57,9 @@ class RaceServer:
             ipaddress.ip_network(p.strip(), strict=False) for p in trusted_proxies if p.strip()
         ]
         self.hub = Hub(self.limits, store)
+        self.cluster_config = cluster
+        self.cluster: Cluster | None = None
+        """This node's Redis side, when the server is a node of a cluster (docs/cluster.md)."""
         self.sockets: dict[int, ServerConnection] = {}
         self.server: Server | None = None
         self._ticker: asyncio.Task[None] | None = None
@@ -103,13 +108,19 @@ class RaceServer:
             ping_interval=20,
             ping_timeout=20,
             close_timeout=5,
-            process_request=self._process_request,
+            process_request=self._process_request
+            if self.cluster_config is None
+            else self._process_request_cluster,
             origins=self.origins,  # type: ignore[arg-type]
             server_header="patience-race",
         )
         sock = next(iter(self.server.sockets))
         self.port = sock.getsockname()[1]
         self._ticker = asyncio.create_task(self._tick_forever())
+        if self.cluster_config is not None:
+            self.cluster = Cluster(self.hub, self.cluster_config, self.port)
+            await self.cluster.start()
+            self.hub.cluster = self.cluster
         self.gc_pauses.attach()
         loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
         log.info(
@@ -118,6 +129,8 @@ class RaceServer:
 
     async def stop(self) -> None:
         self.gc_pauses.detach()
+        if self.cluster is not None:
+            await self.cluster.stop()  # its rooms leave the list; they come back with the node
         if self.hub.live is not None and self.store is not None and not self.store.closed:
             with contextlib.suppress(Exception):
                 self.hub.live.alive(self.hub.wall())  # the downtime starts now
@@ -337,6 +350,28 @@ class RaceServer:
             )
             return Response(200, "OK", headers, body)
         return None
+
+    async def _process_request_cluster(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | None:
+        """As :meth:`_process_request`; a finished race held by another node is redirected
+        there (307), wherever its record is in the cluster."""
+        response = self._process_request(connection, request)
+        path = request.path.split("?", 1)[0]
+        if (
+            response is not None
+            and response.status_code == HTTPStatus.NOT_FOUND
+            and path.startswith("/races/")
+            and self.cluster is not None
+        ):
+            race_id = path.removeprefix("/races/")[:64]
+            held = await self.cluster.find_race(race_id)
+            if held is not None:
+                response = connection.respond(
+                    HTTPStatus.TEMPORARY_REDIRECT, f"race {race_id} is on node {held[0]}\n"
+                )
+                response.headers["Location"] = http_url(held[1], f"races/{race_id}")
+        return response
 
     def metrics_text(self) -> str:
         hub = self.hub

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from protocol.messages import json_schemas
 
 from .app import RaceServer
+from .cluster import ClusterConfig
 from .limits import Limits
 from .logs import setup_logging
 from .store import Store, default_db_path
@@ -111,6 +112,15 @@ def build_parser() -> argparse.ArgumentParser:
         "",
         "comma-separated addresses or networks (127.0.0.1, 10.0.0.0/8) whose X-Forwarded-For is believed",
     )
+    opt("node", "", "this server's name as one node of a cluster (empty: a single server)")
+    opt("redis", "redis://127.0.0.1:6379/0", "the cluster's Redis (with --node)")
+    opt(
+        "node-url",
+        "",
+        "where clients are redirected to reach this node: a path on the proxy or a ws:// URL; "
+        "{port} is this server's port (empty: /n/NODE/)",
+    )
+    opt("node-expiry", 10.0, "seconds after which a silent node leaves the cluster", float)
     opt("loop", "auto", "event loop: asyncio, uvloop, or auto (uvloop when it is installed)")
     opt("log-format", "text", "text (for people) or json (for machines)")
     opt("log-level", "info", "debug, info, warning or error")
@@ -188,11 +198,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress_interval_s=args.progress_ms / 1000,
     )
     origins = [o.strip() for o in args.origins.split(",") if o.strip()] or None
+    cluster = None
+    if args.node:
+        try:
+            cluster = ClusterConfig(args.node, args.redis, args.node_url, args.node_expiry)
+        except ValueError as exc:
+            print(f"patience-race-server: --node: {exc}", file=sys.stderr)
+            return 2
+        try:
+            import redis  # noqa: F401
+        except ImportError:
+            print(
+                "patience-race-server: --node needs the Redis client: "
+                "pip install 'patience-race[cluster]'",
+                file=sys.stderr,
+            )
+            return 2
     with contextlib.suppress(KeyboardInterrupt):
         proxies = [p for p in args.trusted_proxies.split(",") if p.strip()]
         factory = loop_factory(args.loop)
         with asyncio.Runner(loop_factory=factory) as runner:
-            return runner.run(serve(args.host, args.port, args.db, limits, origins, proxies))
+            return runner.run(
+                serve(args.host, args.port, args.db, limits, origins, proxies, cluster)
+            )
     return 0
 
 
@@ -218,6 +246,7 @@ async def serve(
     limits: Limits,
     origins: list[str] | None,
     trusted_proxies: list[str] | None = None,
+    cluster: ClusterConfig | None = None,
 ) -> int:
     """Serve until SIGTERM or SIGINT (exit status 0), or until storage fails (1: a service
     manager restarts the process)."""
@@ -229,6 +258,7 @@ async def serve(
         store=store,
         origins=origins,
         trusted_proxies=trusted_proxies or (),
+        cluster=cluster,
     )
     await server.start()
     tune_gc()

@@ -15,7 +15,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from protocol.codec import encode
 from protocol.config import ConfigError, GameConfig
@@ -45,6 +45,7 @@ from protocol.messages import (
     RaceRecordMsg,
     RaceStart,
     Ready,
+    Redirect,
     Rematch,
     Resume,
     RoomList,
@@ -93,6 +94,16 @@ class CommandError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+class Redirected(Exception):
+    """The room (or finished race) ``code`` is held by another node of the cluster, at ``url``."""
+
+    def __init__(self, code: str, node: str, url: str) -> None:
+        super().__init__(f"{code} is on node {node}")
+        self.code = code
+        self.node = node
+        self.url = url
 
 
 @dataclass
@@ -185,6 +196,8 @@ class Hub:
         self.metrics: dict[str, int] = {}
         self.live = LiveRooms(store) if store is not None else None
         """Live rooms written down as they change, read back by :meth:`restore`."""
+        self.cluster: Any = None
+        """A cluster node's view of the other nodes (``server.cluster.Cluster``), or None."""
         self._alive_written = 0.0
         self._next_conn = 1
         self._next_sweep = 0.0
@@ -299,6 +312,9 @@ class Hub:
         except CommandError as exc:
             out.reply(cid, Error(seq=cmd.seq, code=exc.code, message=exc.message))  # type: ignore[arg-type]
             self.count(f"rejected_{exc.code}")
+        except Redirected as exc:
+            out.reply(cid, Redirect(seq=cmd.seq, code=exc.code, node=exc.node, url=exc.url))
+            self.count("redirected")
         frames = tuple(out.frame(e) for e in out.replies)
         cache.put(cmd.seq, frames)
         member = conn.member
@@ -409,11 +425,15 @@ class Hub:
     def _new_code(self) -> str:
         while True:
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-            if code not in self.rooms:
+            if code not in self.rooms and (self.cluster is None or code not in self.cluster.where):
                 return code
 
     def _room(self, code: str) -> Room:
         room = self.rooms.get(normalize_code(code))
+        if room is None and self.cluster is not None:
+            held = self.cluster.locate(normalize_code(code))
+            if held is not None:
+                raise Redirected(normalize_code(code), *held)
         if room is None:
             raise CommandError("room_not_found", f"no room {code[:16]!r}: check the code")
         return room
@@ -467,6 +487,8 @@ class Hub:
 
     def _list_rooms(self, conn: Conn, cmd: ListRooms, now: float, out: Outbox) -> None:
         rooms = [r.summary() for r in self.rooms.values() if not r.settings.private][:100]
+        if self.cluster is not None and len(rooms) < 100:
+            rooms += self.cluster.remote_summaries(100 - len(rooms))
         out.reply(conn.id, RoomList(seq=cmd.seq, rooms=rooms))
 
     def _leave(self, conn: Conn, cmd: Leave, now: float, out: Outbox) -> None:
@@ -698,6 +720,10 @@ class Hub:
         record = self.finished.get(cmd.race_id)
         if record is None and self.store is not None:
             record = self.store.race_record(cmd.race_id)
+        if record is None and self.cluster is not None:
+            held = self.cluster.locate_race(cmd.race_id)
+            if held is not None:
+                raise Redirected(cmd.race_id, *held)
         if record is None:
             raise CommandError("race_not_found", f"no finished race {cmd.race_id[:64]!r}")
         out.reply(conn.id, RaceRecordMsg(seq=cmd.seq, record=record))

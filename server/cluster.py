@@ -1,0 +1,470 @@
+"""One node of a cluster: the server's Redis side (docs/cluster.md).
+
+A server started with ``--node NAME --redis URL`` is one node of a cluster.  Rooms stay where they
+were made, in one process; Redis only knows *where* each room is, and lists the public ones:
+
+``PREFIX nodes``          set of node names
+``PREFIX node:NAME``      the node's advertised URL (what a redirect sends clients to); it
+                          expires unless the node's heartbeat renews it
+``PREFIX rooms:NAME``     hash: room code -> its public summary as JSON ("" for a private room);
+                          expires with the node
+``PREFIX race:ID``        the node holding a finished race's record (kept 30 days)
+``PREFIX events``         pub/sub channel: each node's changes, as JSON
+
+Every node keeps in memory the map of room code -> node and the public summaries of the rooms of
+every other node (fed by the channel, checked against the keys every heartbeat and read in full
+now and then), so the hub, a plain synchronous state machine, answers from memory at once: a
+room held elsewhere is a ``redirect`` to its node (:meth:`Cluster.locate`), ``list_rooms`` adds
+the other nodes' public rooms (:meth:`Cluster.remote_summaries`).  The node publishes its own
+rooms by comparing the hub's rooms with what it published last, a few times a second: the hub
+is not asked to tell it anything.
+
+A node that stops removes what is its own; a node that disappears (killed, its machine gone)
+is removed by the first other node that sees its heartbeat key expired.  Redis going away does
+not stop a node: it goes on serving its own rooms and its players, and registers again when
+Redis is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import sys
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from protocol.messages import RoomSummary
+
+if TYPE_CHECKING:
+    from .hub import Hub
+
+log = logging.getLogger("patience_race.server")
+
+NODE_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+RACE_RECORD_TTL_S = 30 * 24 * 3600
+"""How long Redis remembers which node holds a finished race's record."""
+DEPARTED_S = 300.0
+"""How long the rooms of a node that left are still redirected to it: a player reconnecting
+through any node while it restarts is sent on to it (and retries until it is back) rather than
+told the room is gone."""
+KNOWN_RACES = 10_000
+"""Finished races of other nodes whose node is remembered in memory (``get_race`` over the
+WebSocket); older ones are still found over HTTP, which asks Redis."""
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    node: str
+    """This node's name: lower-case letters, digits, ``.``, ``-`` and ``_``; unique in the
+    cluster, and the path ``/n/NAME/`` on the proxy."""
+    redis_url: str
+    url: str = ""
+    """What clients are redirected to: a path on the proxy (``/n/NODE/``, the default) or a
+    whole ``ws://``/``wss://`` URL; ``{port}`` is replaced by the port the server listens on."""
+    expiry_s: float = 10.0
+    """A node whose heartbeat stops is removed after this long; it beats four times as often."""
+    prefix: str = "patience-race:"
+
+    def __post_init__(self) -> None:
+        if not NODE_NAME.match(self.node):
+            raise ValueError(
+                f"node name {self.node!r}: 1 to 63 lower-case letters, digits, ., - or _, "
+                "starting with a letter or digit"
+            )
+        if not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(f"redis URL {self.redis_url!r}: redis://HOST:PORT/DB")
+        if self.expiry_s < 0.5:
+            raise ValueError("the node expiry is at least 0.5 s")
+
+    def advertised(self, port: int) -> str:
+        url = self.url or f"/n/{self.node}/"
+        return url.replace("{port}", str(port))
+
+
+def http_url(ws_url: str, path: str) -> str:
+    """``path`` (no leading slash) on the node whose WebSocket URL is ``ws_url``, over HTTP."""
+    if ws_url.startswith("ws://"):
+        ws_url = "http://" + ws_url.removeprefix("ws://")
+    elif ws_url.startswith("wss://"):
+        ws_url = "https://" + ws_url.removeprefix("wss://")
+    return ws_url.rstrip("/") + "/" + path
+
+
+class Cluster:
+    """The node's Redis side: ``await start()``, ``await stop()``; the hub reads it at once."""
+
+    def __init__(self, hub: Hub, config: ClusterConfig, port: int) -> None:
+        self.hub = hub
+        self.config = config
+        self.node = config.node
+        self.url = config.advertised(port)
+        p = config.prefix
+        self.k_nodes = p + "nodes"
+        self.k_channel = p + "events"
+        self.heartbeat_s = config.expiry_s / 4
+        self.expiry_ms = int(config.expiry_s * 1000)
+        # what this node knows of the others
+        self.nodes: dict[str, str] = {}
+        """Other live nodes: name -> advertised URL."""
+        self.where: dict[str, str] = {}
+        """Room code -> the other node holding it."""
+        self.public: dict[str, dict[str, str]] = {}
+        """Other node -> its public rooms: code -> summary JSON (parsed only when listed)."""
+        self.races: OrderedDict[str, str] = OrderedDict()
+        """Finished race id -> the other node holding its record (the latest ones)."""
+        self.departed: dict[str, tuple[str, str, float]] = {}
+        """Room code -> (node, URL, until when) for the rooms of nodes that left: not listed,
+        but still redirected to their node for :data:`DEPARTED_S`."""
+        # what this node published of itself
+        self._published: dict[str, str] = {}
+        self._races_sent: set[str] = set()
+        self._redis: Any = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._registered = False
+        """False at first and after an error: the next heartbeat writes everything again."""
+        self._outage = False
+        """An error was logged with its traceback, and Redis has not answered since."""
+        self._next_full = 0.0
+        self._next_summaries = 0.0
+        self.stopped = False
+        self.errors = 0
+
+    def k_node(self, node: str) -> str:
+        return f"{self.config.prefix}node:{node}"
+
+    def k_rooms(self, node: str) -> str:
+        return f"{self.config.prefix}rooms:{node}"
+
+    def k_race(self, race_id: str) -> str:
+        return f"{self.config.prefix}race:{race_id}"
+
+    # -- what the hub asks (synchronous, from memory) -----------------------------------------
+
+    def locate(self, code: str) -> tuple[str, str] | None:
+        """(node, URL) of the other node holding room ``code``, if one does."""
+        node = self.where.get(code)
+        if node is not None:
+            url = self.nodes.get(node)
+            return (node, url) if url is not None else None
+        gone = self.departed.get(code)
+        if gone is not None and gone[2] > time.monotonic():
+            return gone[0], gone[1]
+        return None
+
+    def locate_race(self, race_id: str) -> tuple[str, str] | None:
+        node = self.races.get(race_id)
+        if node is None:
+            return None
+        url = self.nodes.get(node)
+        return (node, url) if url is not None else None
+
+    def remote_summaries(self, limit: int) -> list[RoomSummary]:
+        out: list[RoomSummary] = []
+        for node, rooms in self.public.items():
+            if node not in self.nodes:
+                continue
+            for doc in rooms.values():
+                if len(out) >= limit:
+                    return out
+                with contextlib.suppress(ValueError):
+                    out.append(RoomSummary.model_validate_json(doc))
+        return out
+
+    async def find_race(self, race_id: str) -> tuple[str, str] | None:
+        """(node, URL) of the node holding finished race ``race_id``, asking Redis if need be."""
+        found = self.locate_race(race_id)
+        if found is not None or self._redis is None:
+            return found
+        try:
+            node = await self._redis.get(self.k_race(race_id))
+            if node is None or node == self.node:
+                return None
+            url = await self._redis.get(self.k_node(node))
+        except Exception:
+            self._failed("find_race")
+            return None
+        return (node, url) if url is not None else None
+
+    # -- life --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        try:
+            import redis.asyncio as aioredis
+        except ImportError:
+            raise RuntimeError(
+                "a cluster node needs the Redis client: pip install 'patience-race[cluster]'"
+            ) from None
+        self._redis = aioredis.from_url(
+            self.config.redis_url,
+            decode_responses=True,
+            socket_connect_timeout=2,
+            socket_timeout=max(2.0, self.heartbeat_s),
+            health_check_interval=30,
+        )
+        with contextlib.suppress(Exception):
+            await self._beat()  # registered at once when Redis is there; the loop retries
+        with contextlib.suppress(Exception):
+            await self._refresh(full=True)
+        self._tasks = [
+            asyncio.create_task(self._publish_forever()),
+            asyncio.create_task(self._listen_forever()),
+        ]
+        log.info(
+            "cluster_joined",
+            extra={
+                "fields": {
+                    "event": "cluster_joined",
+                    "node": self.node,
+                    "url": self.url,
+                    "nodes": len(self.nodes) + 1,
+                }
+            },
+        )
+
+    async def stop(self) -> None:
+        """Remove what is this node's own: its heartbeat, its rooms, its place in the set."""
+        if self.stopped:
+            return
+        self.stopped = True
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._redis is None:
+            return
+        try:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.srem(self.k_nodes, self.node)
+                pipe.delete(self.k_node(self.node), self.k_rooms(self.node))
+                pipe.publish(self.k_channel, json.dumps({"node": self.node, "bye": True}))
+                await pipe.execute()
+        except Exception:
+            self._failed("stop")
+        with contextlib.suppress(Exception):
+            await self._redis.aclose()
+        log.info("cluster_left", extra={"fields": {"event": "cluster_left", "node": self.node}})
+
+    async def kill(self) -> None:
+        """Stop without removing anything, as a node that dies does (tests, benchmarks)."""
+        self.stopped = True
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._redis is not None:
+            with contextlib.suppress(Exception):
+                await self._redis.aclose()
+
+    def _failed(self, what: str) -> None:
+        """Redis could not be reached or answered wrong: logged (the traceback once an
+        outage), and everything is written again once it answers."""
+        self.errors += 1
+        first = not self._outage
+        self._outage = True
+        self._registered = False
+        error = repr(sys.exc_info()[1])[:200]
+        log.warning(
+            "cluster_error",
+            exc_info=first,
+            extra={
+                "fields": {
+                    "event": "cluster_error",
+                    "node": self.node,
+                    "during": what,
+                    "error": error,
+                }
+            },
+        )
+
+    # -- publishing this node's rooms ----------------------------------------------------------
+
+    async def _publish_forever(self) -> None:
+        step = min(0.2, self.heartbeat_s)
+        next_beat = time.monotonic() + self.heartbeat_s
+        while True:
+            await asyncio.sleep(step)
+            try:
+                await self._publish()
+                now = time.monotonic()
+                if now >= next_beat:
+                    next_beat = now + self.heartbeat_s
+                    await self._beat()
+                    await self._refresh(full=now >= self._next_full)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                self._failed("heartbeat")
+                await asyncio.sleep(self.heartbeat_s)
+
+    async def _beat(self) -> None:
+        """The heartbeat: this node's URL and rooms live on for another expiry."""
+        r = self._redis
+        async with r.pipeline(transaction=True) as pipe:
+            pipe.sadd(self.k_nodes, self.node)
+            pipe.set(self.k_node(self.node), self.url, px=self.expiry_ms)
+            pipe.pexpire(self.k_rooms(self.node), self.expiry_ms)
+            added, *_ = await pipe.execute()
+        self._outage = False
+        if added and self._registered:
+            # taken for dead (a pause longer than the expiry): the others dropped its rooms
+            log.warning(
+                "cluster_rejoined",
+                extra={"fields": {"event": "cluster_rejoined", "node": self.node}},
+            )
+            self._registered = False
+        if not self._registered:
+            # (again) after Redis was away: everything is written anew
+            self._registered = True
+            self._published = {}
+            self._races_sent = set()
+            self._next_summaries = 0.0
+            await self._publish()
+
+    async def _publish(self) -> None:
+        """Write and announce what changed among this node's rooms since the last time: new
+        and closed rooms at once; the summaries of the others once a heartbeat."""
+        hub = self.hub
+        published = self._published
+        now = time.monotonic()
+        every = now >= self._next_summaries
+        if every:
+            self._next_summaries = now + self.heartbeat_s
+        changed: dict[str, str] = {}
+        for code, room in hub.rooms.items():
+            if code in published and not every:
+                continue
+            doc = "" if room.settings.private else room.summary().model_dump_json()
+            if published.get(code) != doc:
+                changed[code] = doc
+        gone = [code for code in published if code not in hub.rooms]
+        races = [rid for rid in hub.finished if rid not in self._races_sent]
+        if not (changed or gone or races):
+            return
+        async with self._redis.pipeline(transaction=False) as pipe:
+            if changed:
+                pipe.hset(self.k_rooms(self.node), mapping=changed)
+                pipe.pexpire(self.k_rooms(self.node), self.expiry_ms)
+            if gone:
+                pipe.hdel(self.k_rooms(self.node), *gone)
+            for rid in races:
+                pipe.set(self.k_race(rid), self.node, ex=RACE_RECORD_TTL_S)
+            message = {"node": self.node, "url": self.url, "set": changed, "del": gone}
+            if races:
+                message["races"] = races
+            pipe.publish(self.k_channel, json.dumps(message))
+            await pipe.execute()
+        published.update(changed)
+        for code in gone:
+            published.pop(code, None)
+        self._races_sent.update(races)
+        if len(self._races_sent) > 4 * len(hub.finished) + 64:
+            self._races_sent = set(hub.finished)
+
+    # -- learning about the other nodes ------------------------------------------------------
+
+    async def _refresh(self, full: bool) -> None:
+        """Which nodes are alive (every heartbeat): a node whose key expired is dropped, here
+        and from Redis; a node new to this one, or every node now and then, is read in full."""
+        r = self._redis
+        names = sorted(n for n in await r.smembers(self.k_nodes) if n != self.node)
+        urls = await r.mget([self.k_node(n) for n in names]) if names else []
+        alive = {n: u for n, u in zip(names, urls, strict=True) if u is not None}
+        dead = [n for n in names if n not in alive]
+        if dead:
+            async with r.pipeline(transaction=False) as pipe:
+                pipe.srem(self.k_nodes, *dead)
+                pipe.delete(*(self.k_rooms(n) for n in dead))
+                await pipe.execute()
+        for node in list(self.nodes):
+            if node not in alive:
+                self._drop(node, "expired" if node in dead else "gone")
+        for node in dead:
+            if node not in self.nodes:
+                self._drop(node, "expired")
+        now = time.monotonic()
+        for code in [c for c, (_n, _u, until) in self.departed.items() if until <= now]:
+            del self.departed[code]
+        fresh = [n for n in alive if full or n not in self.nodes]
+        self.nodes.update(alive)
+        for node in fresh:
+            rooms = await r.hgetall(self.k_rooms(node))
+            self._replace(node, rooms)
+        if full:
+            self._next_full = time.monotonic() + 30.0
+
+    def _replace(self, node: str, rooms: dict[str, str]) -> None:
+        for code in [c for c, n in self.where.items() if n == node and c not in rooms]:
+            del self.where[code]
+        for code in rooms:
+            self.where[code] = node
+        self.public[node] = {c: d for c, d in rooms.items() if d}
+
+    def _drop(self, node: str, why: str) -> None:
+        url = self.nodes.pop(node, None)
+        self.public.pop(node, None)
+        until = time.monotonic() + DEPARTED_S
+        for code in [c for c, n in self.where.items() if n == node]:
+            del self.where[code]
+            if url is not None:
+                self.departed[code] = (node, url, until)
+        log.info(
+            "node_removed",
+            extra={"fields": {"event": "node_removed", "node": node, "why": why}},
+        )
+
+    async def _listen_forever(self) -> None:
+        while True:
+            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self.k_channel)
+                # messages may have been missed while not subscribed: read everything again
+                await self._refresh(full=True)
+                while True:
+                    message = await pubsub.get_message(timeout=self.heartbeat_s * 4)
+                    if message is not None and message.get("type") == "message":
+                        self._on_message(message["data"])
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                self._failed("listen")
+                await asyncio.sleep(self.heartbeat_s)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+
+    def _on_message(self, data: str) -> None:
+        try:
+            message = json.loads(data)
+            node = message["node"]
+        except (ValueError, KeyError, TypeError):
+            return
+        if node == self.node:
+            return
+        if message.get("bye"):
+            self._drop(node, "stopped")
+            return
+        url = message.get("url")
+        if isinstance(url, str):
+            self.nodes[node] = url
+        public = self.public.setdefault(node, {})
+        for code, doc in (message.get("set") or {}).items():
+            self.where[code] = node
+            if doc:
+                public[code] = doc
+            else:
+                public.pop(code, None)
+        for code in message.get("del") or ():
+            if self.where.get(code) == node:
+                del self.where[code]
+            public.pop(code, None)
+        for rid in message.get("races") or ():
+            self.races[rid] = node
+        while len(self.races) > KNOWN_RACES:
+            self.races.popitem(last=False)

@@ -1,0 +1,644 @@
+"""A cluster on this machine: a real Redis, three real server nodes, nginx where it is installed,
+and the project's own client following redirects (docs/cluster.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from client.model import RaceModel
+from client.net import Connection
+from client.session import Session
+from protocol.messages import (
+    CreateRoom,
+    GetRace,
+    Joined,
+    JoinRoom,
+    Leave,
+    ListRooms,
+    ProgressUpdate,
+    RaceRecordMsg,
+    Redirect,
+    Resume,
+    RoomList,
+    Settings,
+    Snapshot,
+)
+from server.app import RaceServer
+from server.cluster import ClusterConfig
+from server.store import Store
+from tests.server_helpers import fast_limits, move, pick_move, seat_state, start_race
+
+redis_asyncio = pytest.importorskip("redis.asyncio", reason="the Redis client: pip install redis")
+
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOY = ROOT / "deploy" / "cluster"
+EXPIRY = 1.0
+"""Node expiry in these tests (a heartbeat every 0.25 s)."""
+
+
+def _redis_server() -> str:
+    found = shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
+    )
+    if found is None:
+        pytest.skip(
+            "redis-server is not installed (.ci/run installs it from Debian's packages when it can)"
+        )
+    return found
+
+
+class RedisProcess:
+    """A real Redis on a Unix socket of its own (no port to collide on)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.sock = folder / "redis.sock"
+        self.url = f"unix://{self.sock}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> str:
+        self.proc = subprocess.Popen(
+            [_redis_server(), "--port", "0", "--unixsocket", str(self.sock), "--save", "",
+             "--appendonly", "no", "--dir", str(self.folder), "--loglevel", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        for _ in range(1000):
+            if self.sock.exists():
+                return self.url
+            if self.proc.poll() is not None:
+                raise RuntimeError("redis-server exited")
+            time.sleep(0.01)
+        raise RuntimeError("redis-server did not open its socket")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+
+
+@pytest.fixture
+def redis_process(tmp_path: Path) -> Iterator[RedisProcess]:
+    redis = RedisProcess(tmp_path)
+    redis.start()
+    try:
+        yield redis
+    finally:
+        redis.stop()
+
+
+@pytest.fixture
+def redis_url(redis_process: RedisProcess) -> str:
+    return redis_process.url
+
+
+def node_config(redis_url: str, name: str, url: str = "ws://127.0.0.1:{port}") -> ClusterConfig:
+    return ClusterConfig(name, redis_url, url, expiry_s=EXPIRY)
+
+
+@asynccontextmanager
+async def cluster_node(
+    redis_url: str, name: str, url: str = "ws://127.0.0.1:{port}", db: str = ":memory:"
+) -> AsyncIterator[RaceServer]:
+    server = RaceServer(
+        "127.0.0.1",
+        0,
+        limits=fast_limits(),
+        store=Store(db),
+        cluster=node_config(redis_url, name, url),
+    )
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+        if server.store is not None:
+            server.store.close()
+
+
+async def eventually(check: Any, timeout: float, what: str) -> Any:
+    """Poll ``check()`` (a coroutine function) until it returns something true."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while True:
+        value = await check()
+        if value:
+            return value
+        assert loop.time() < end, f"not within {timeout} s: {what}"
+        await asyncio.sleep(0.05)
+
+
+async def listed(url: str) -> set[str]:
+    async with Connection(url) as conn:
+        answer = await conn.request(ListRooms(seq=0))
+    assert isinstance(answer, RoomList)
+    return {r.code for r in answer.rooms}
+
+
+async def create(url: str, name: str, private: bool = False) -> tuple[Connection, str]:
+    conn = Connection(url)
+    await conn.open()
+    joined = await conn.request(
+        CreateRoom(seq=0, name=name, settings=Settings(seats=3, private=private))
+    )
+    assert isinstance(joined, Joined)
+    return conn, joined.room.code
+
+
+def fetch(url: str) -> tuple[bytes, str]:
+    """GET ``url``, redirects followed: the body and the URL it came from."""
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return response.read(), response.url
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_single_server_needs_no_redis() -> None:
+    """The default install: a server with no node option never imports the Redis client."""
+    code = (
+        "import sys, server.app, server.cli, client.session\n"
+        "assert 'redis' not in sys.modules, 'redis imported'\n"
+        "assert server.cli.build_parser().parse_args([]).node == ''\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_bad_node_name_is_refused() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "server.cli", "--node", "Node 1!", "--db", ":memory:"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2 and "--node" in result.stderr
+
+
+async def test_three_nodes_list_every_room_and_route_players_to_it(redis_url: str) -> None:
+    async with AsyncExitStack() as stack:
+        nodes = [
+            await stack.enter_async_context(cluster_node(redis_url, f"node{i}")) for i in (1, 2, 3)
+        ]
+        urls = [n.url for n in nodes]
+        conns: list[Connection] = []
+        stack.push_async_callback(lambda: asyncio.gather(*(c.close() for c in conns)))
+        codes = []
+        for i, url in enumerate(urls):
+            conn, code = await create(url, f"Host{i + 1}")
+            conns.append(conn)
+            codes.append(code)
+        hidden, secret = await create(urls[0], "Hider", private=True)
+        conns.append(hidden)
+
+        # every public room is listed from every node; the private one from none
+        for url in urls:
+            await eventually(
+                lambda url=url: _has(listed(url), set(codes)), 5, f"all rooms listed at {url}"
+            )
+            assert secret not in await listed(url)
+
+        # a player connected to node 1 joins the room held by node 3 (the project's client
+        # follows the redirect), and races a player who connected to node 2
+        room = codes[2]
+        ann = Session(urls[0], RaceModel())
+        ann.remember = False
+        await ann.connect()
+        joined = await ann.join(room, "Ann")
+        assert isinstance(joined, Joined) and joined.room.code == room
+        assert ann.conn is not None and ann.conn.url == urls[2] and ann.node_url == urls[2]
+        conns.append(ann.conn)
+        bob = Connection(urls[1])
+        await bob.open()
+        conns.append(bob)
+        # what the client follows: the node's documented redirect
+        raw = await bob.resend(JoinRoom(seq=bob.next_seq(), code=room, name="Bob"))
+        assert isinstance(raw, Redirect)
+        assert (raw.code, raw.node, raw.url) == (room, "node3", urls[2])
+        joined = await bob.request(JoinRoom(seq=0, code=room.lower(), name="Bob"))
+        assert isinstance(joined, Joined) and bob.url == urls[2]
+
+        host = conns[2]
+        racers = [host, ann.conn, bob]
+        await start_race(racers)
+        server = nodes[2]
+        live = server.hub.rooms[room]
+        by_name = {m.name: m.id for m in live.members.values()}
+        ids = {host: by_name["Host3"], ann.conn: by_name["Ann"], bob: by_name["Bob"]}
+        for _ in range(3):
+            for conn in (ann.conn, bob):
+                wire = pick_move(seat_state(server, room, ids[conn]), deals=False)
+                if wire is not None:
+                    await move(conn, wire.kind, wire.src, wire.dst, wire.count)
+        progress = await _progress_with_moves(host, {"Ann", "Bob"})
+        assert {p.name for p in progress.players} >= {"Ann", "Bob"}
+        race_id = live.race.race_id if live.race else ""
+        for conn in racers:
+            await conn.request(Leave(seq=0))
+        assert race_id in server.hub.finished
+
+        # the finished race is read from any node: redirected over the WebSocket ...
+        async def redirected() -> bool:
+            return (
+                nodes[0].cluster is not None and nodes[0].cluster.locate_race(race_id) is not None
+            )
+
+        await eventually(redirected, 5, "node 1 learns where the race is")
+        reader = Connection(urls[0])
+        await reader.open()
+        conns.append(reader)
+        record = await reader.request(GetRace(seq=0, race_id=race_id))
+        assert isinstance(record, RaceRecordMsg) and record.record.race_id == race_id
+        # ... and over HTTP, with a 307 to the node that holds it
+        http1 = urls[0].replace("ws://", "http://")
+        # (urllib follows the 307; it blocks, so it runs beside the servers' loop)
+        body, where = await asyncio.to_thread(fetch, f"{http1}/races/{race_id}")
+        assert json.loads(body)["race_id"] == race_id
+        assert where.startswith(urls[2].replace("ws://", "http://"))
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            await asyncio.to_thread(fetch, f"{http1}/races/nosuchrace")
+        assert missing.value.code == 404
+
+        # a node that stops removes its rooms at once
+        await stack_close_node(nodes[1])
+        await eventually(lambda: _lacks(listed(urls[0]), {codes[1]}), 5, "node 2's room gone")
+        r = redis_asyncio.from_url(redis_url, decode_responses=True)
+        try:
+            assert await r.sismember("patience-race:nodes", "node2") == 0
+            assert await r.exists("patience-race:rooms:node2", "patience-race:node:node2") == 0
+        finally:
+            await r.aclose()
+
+
+async def stack_close_node(server: RaceServer) -> None:
+    await server.stop()  # (stopping again on the way out does nothing)
+
+
+async def _has(rooms: Any, codes: set[str]) -> bool:
+    return codes <= await rooms
+
+
+async def _lacks(rooms: Any, codes: set[str]) -> bool:
+    return not (codes & await rooms)
+
+
+async def _progress_with_moves(conn: Connection, names: set[str]) -> ProgressUpdate:
+    while True:
+        event = await conn.wait_for(ProgressUpdate, 5)
+        moved = {p.name for p in event.players if p.moves > 0}
+        if names <= moved:
+            return event
+
+
+class NodeProcess:
+    """``patience-race-server --node`` as a subprocess, to be killed for real."""
+
+    def __init__(self, redis_url: str, name: str, db: Path) -> None:
+        self.args = ["--node", name, "--redis", redis_url, "--node-url", "ws://127.0.0.1:{port}"]
+        self.args += ["--node-expiry", str(EXPIRY), "--db", str(db), "--log-format", "json"]
+        self.port = 0
+        self.url = ""
+        self.proc: asyncio.subprocess.Process | None = None
+        self._rest: asyncio.Task[None] | None = None
+
+    async def start(self) -> str:
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "server.cli", *self.args, "--port", str(self.port),
+            cwd=ROOT, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert self.proc.stderr is not None
+        while True:
+            line = await asyncio.wait_for(self.proc.stderr.readline(), 15)
+            assert line, "the node stopped before listening"
+            event = json.loads(line)
+            if event.get("event") == "listening":
+                self.url = event["url"]
+                self.port = int(self.url.rsplit(":", 1)[1])
+                self._rest = asyncio.create_task(self._read_rest())
+                return self.url
+
+    async def _read_rest(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        while await self.proc.stderr.readline():
+            pass
+
+    async def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        await asyncio.wait_for(self.proc.wait(), 30)
+        if self._rest is not None:
+            await self._rest
+
+    async def close(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+        if self._rest is not None:
+            self._rest.cancel()
+
+
+async def test_a_killed_node_leaves_the_list_and_its_rooms_come_back_with_it(
+    redis_url: str, tmp_path: Path
+) -> None:
+    async with AsyncExitStack() as stack:
+        node1 = await stack.enter_async_context(cluster_node(redis_url, "node1"))
+        node3 = NodeProcess(redis_url, "node3", tmp_path / "node3.sqlite3")
+        stack.push_async_callback(node3.close)
+        await node3.start()
+        host, code = await create(node3.url, "Host")
+        token_holder = Session(node1.url, RaceModel())
+        token_holder.remember = False
+        await token_holder.connect()
+        await eventually(lambda: _has(listed(node1.url), {code}), 5, "node 3's room listed")
+        joined = await token_holder.join(code, "Ann")
+        assert isinstance(joined, Joined) and token_holder.node_url == node3.url
+        token = joined.token
+
+        await node3.kill()  # no goodbye: only its heartbeat stops
+        await host.close()
+        assert token_holder.conn is not None
+        await token_holder.conn.close()
+        # gone from the list within the expiry (and a heartbeat of the node that notices)
+        await eventually(lambda: _lacks(listed(node1.url), {code}), EXPIRY * 3, "room unlisted")
+        assert node1.cluster is not None and "node3" not in node1.cluster.nodes
+        r = redis_asyncio.from_url(redis_url, decode_responses=True)
+        try:
+            assert await r.sismember("patience-race:nodes", "node3") == 0
+        finally:
+            await r.aclose()
+
+        # while it is down, its rooms are still sent on to it (a player reconnecting through
+        # any node retries there until it is back, rather than being told the room is gone)
+        probe = Connection(node1.url)
+        await probe.open()
+        stack.push_async_callback(probe.close)
+        raw = await probe.resend(Resume(seq=probe.next_seq(), code=code, token=token))
+        assert isinstance(raw, Redirect) and (raw.node, raw.url) == ("node3", node3.url)
+
+        # the node comes back on the same port and database: its rooms are listed again and
+        # the seat is resumed through any node
+        await node3.start()
+        await eventually(lambda: _has(listed(node1.url), {code}), 5, "room listed again")
+        again = Session(node1.url, RaceModel())
+        again.remember = False
+        await again.connect()
+        stack.push_async_callback(again.close)
+        snap = await again._request(Resume(seq=0, code=code, token=token))
+        assert isinstance(snap, Snapshot) and snap.room.code == code
+        assert again.node_url == node3.url
+
+
+async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path: Path) -> None:
+    nginx = shutil.which("nginx") or (
+        "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
+    )
+    if nginx is None:
+        pytest.skip(
+            "nginx is not installed (.ci/run installs it from Debian's packages when it can)"
+        )
+    async with AsyncExitStack() as stack:
+        nodes = [
+            await stack.enter_async_context(cluster_node(redis_url, f"node{i}", url=""))
+            for i in (1, 2, 3)
+        ]
+        assert all(n.cluster is not None and n.cluster.url == f"/n/node{i}/" for i, n in
+                   zip((1, 2, 3), nodes, strict=True))  # fmt: skip
+        port = free_port()
+        # the shipped locations and proxy settings, with upstreams on this machine's nodes
+        conf = tmp_path / "conf"
+        conf.mkdir()
+        (tmp_path / "logs").mkdir()
+        locations = (DEPLOY / "nginx" / "locations.conf").read_text()
+        locations = locations.replace("/etc/nginx/patience-race/", f"{conf}/")
+        (conf / "locations.conf").write_text(locations)
+        shutil.copy(DEPLOY / "nginx" / "proxy.conf", conf / "proxy.conf")
+        ups = "upstream patience_race_any {\n"
+        ups += "".join(f" server 127.0.0.1:{n.port};\n" for n in nodes) + "}\n"
+        ups += "".join(
+            f"upstream patience_race_node{i} {{ server 127.0.0.1:{n.port}; }}\n"
+            for i, n in zip((1, 2, 3), nodes, strict=True)
+        )
+        (conf / "upstreams.conf").write_text(ups)
+        (tmp_path / "nginx.conf").write_text(
+            f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/logs/error.log;\n"
+            "daemon off;\nevents {}\n"
+            f"http {{\n access_log off;\n include {conf}/upstreams.conf;\n"
+            " map $http_upgrade $connection_upgrade { default upgrade; '' close; }\n"
+            f" server {{\n  listen 127.0.0.1:{port};\n  include {conf}/locations.conf;\n }}\n}}\n"
+        )
+        proc = subprocess.Popen(
+            [nginx, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+
+        async def stop_nginx() -> None:
+            proc.terminate()
+            await asyncio.to_thread(proc.wait, 10)
+            assert proc.stderr is not None
+            proc.stderr.close()
+
+        stack.push_async_callback(stop_nginx)
+        front = f"ws://127.0.0.1:{port}/"
+
+        async def up() -> bool:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    return True
+            except OSError:
+                return False
+
+        await eventually(up, 10, "nginx listening")
+        host, code = await create(f"ws://127.0.0.1:{port}/n/node3/", "Host")
+        stack.push_async_callback(host.close)
+        assert code in nodes[2].hub.rooms
+        for i in (1, 2):  # every node lists it, through its own path on nginx
+            at = f"ws://127.0.0.1:{port}/n/node{i}/"
+            await eventually(lambda at=at: _has(listed(at), {code}), 5, f"listed at {at}")
+        # whichever node "/" reached, the client ends on node 3's public path
+        for name in ("Ann", "Bob"):
+            conn = Connection(front)
+            await conn.open()
+            stack.push_async_callback(conn.close)
+            joined = await conn.request(JoinRoom(seq=0, code=code, name=name))
+            assert isinstance(joined, Joined) and joined.room.code == code
+            assert conn.url in (front, f"ws://127.0.0.1:{port}/n/node3/")
+        assert {m.name for m in nodes[2].hub.rooms[code].members.values()} == {
+            "Host",
+            "Ann",
+            "Bob",
+        }
+
+
+async def test_a_node_taken_for_dead_writes_its_rooms_again(redis_url: str) -> None:
+    """A node another node removed (its heartbeat late past the expiry, say) registers again,
+    with every room it holds, at its next heartbeat."""
+    async with cluster_node(redis_url, "node1") as node:
+        host, code = await create(node.url, "Host")
+        r = redis_asyncio.from_url(redis_url, decode_responses=True)
+        try:
+
+            async def written() -> bool:
+                return bool(await r.hexists("patience-race:rooms:node1", code))
+
+            await eventually(written, 5, "the room written down")
+            # what another node does to a node whose heartbeat key expired
+            await r.srem("patience-race:nodes", "node1")
+            await r.delete("patience-race:rooms:node1")
+            await eventually(written, EXPIRY * 2, "the room written again")
+            assert await r.sismember("patience-race:nodes", "node1") == 1
+        finally:
+            await r.aclose()
+            await host.close()
+
+
+# -- deploy/cluster, checked without Docker ------------------------------------------------------
+
+
+def test_cluster_compose_wires_redis_nodes_and_nginx() -> None:
+    yaml = pytest.importorskip("yaml")
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    nodes = {k: v for k, v in services.items() if k.startswith("node")}
+    assert len(nodes) >= 2 and "redis" in services
+    locations = (DEPLOY / "nginx" / "locations.conf").read_text()
+    upstreams = (DEPLOY / "nginx" / "upstreams.conf").read_text()
+    for name, node in nodes.items():
+        env = node["environment"]
+        assert env["PATIENCE_RACE_NODE"] == name
+        assert env["PATIENCE_RACE_REDIS"].startswith("redis://redis:")
+        assert "ports" not in node, "nodes are reached through nginx only"
+        assert any(v.endswith(":/data") for v in node["volumes"]), "a database of its own"
+        assert (DEPLOY / "../.." / node["build"]["dockerfile"]).resolve().is_file()
+        # nginx sends /n/NAME/ to it, and / to any node
+        assert f"location /n/{name}/ {{\n    proxy_pass http://patience_race_{name}/;" in locations
+        assert f"upstream patience_race_{name} {{ server {name}:8765;" in upstreams
+        assert f"server {name}:8765 max_fails" in upstreams
+        assert node["depends_on"]["redis"]["condition"] == "service_healthy"
+    nginx = services["nginx"]
+    assert set(nginx["depends_on"]) == set(nodes)
+    for volume in nginx["volumes"]:
+        source = volume.split(":")[0]
+        if source.startswith("./nginx"):
+            assert (DEPLOY / source).is_file(), source
+    assert '"redis>=5"' in (DEPLOY / "Dockerfile").read_text()
+
+
+def test_cluster_nginx_site_is_accepted(tmp_path: Path) -> None:
+    nginx = shutil.which("nginx") or (
+        "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
+    )
+    openssl = shutil.which("openssl")
+    if nginx is None or openssl is None:
+        pytest.skip("nginx or openssl is not installed (.ci/run installs nginx when it can)")
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+         "-keyout", str(certs / "privkey.pem"), "-out", str(certs / "fullchain.pem")],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    for name in ("locations.conf", "proxy.conf"):
+        text = (DEPLOY / "nginx" / name).read_text()
+        (conf / name).write_text(text.replace("/etc/nginx/patience-race/", f"{conf}/"))
+    # the compose names do not resolve here: the same upstreams on this machine's addresses
+    upstreams = (DEPLOY / "nginx" / "upstreams.conf").read_text()
+    for i in (1, 2, 3):
+        upstreams = upstreams.replace(f"node{i}:8765", f"127.0.0.1:{8700 + i}")
+    (conf / "upstreams.conf").write_text(upstreams)
+    site = (DEPLOY / "nginx" / "site.conf").read_text()
+    site = site.replace("/etc/nginx/patience-race/", f"{conf}/")
+    site = site.replace("/etc/nginx/certs/", f"{certs}/")
+    (tmp_path / "site.conf").write_text(site)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "nginx.conf").write_text(
+        f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/logs/error.log;\nevents {{}}\n"
+        f"http {{\n access_log off;\n include {tmp_path}/site.conf;\n}}\n"
+    )
+    result = subprocess.run(
+        [nginx, "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "syntax is ok" in result.stderr
+
+
+def test_systemd_template_verifies(tmp_path: Path) -> None:
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed")
+    unit = (DEPLOY / "systemd" / "patience-race-server@.service").read_text()
+    assert "Environment=PATIENCE_RACE_NODE=%H-%i" in unit
+    assert "Environment=PATIENCE_RACE_DB=/var/lib/patience-race/node-%i.sqlite3" in unit
+    assert "KillSignal=SIGTERM" in unit and "Restart=on-failure" in unit
+    server = Path(sys.executable).parent / "patience-race-server"
+    assert server.exists()
+    (tmp_path / "patience-race-server@.service").write_text(
+        unit.replace("/opt/patience-race/.venv/bin/patience-race-server", str(server))
+    )
+    result = subprocess.run(
+        [analyze, "verify", str(tmp_path / "patience-race-server@01.service")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SYSTEMD_LOG_LEVEL": "warning"},
+    )
+    problems = [
+        line for line in (result.stdout + result.stderr).splitlines()
+        if "patience-race-server@" in line
+    ]  # fmt: skip
+    assert result.returncode == 0 and not problems, result.stdout + result.stderr
+
+
+async def test_nodes_go_on_without_redis_and_register_again_when_it_is_back(
+    redis_process: RedisProcess,
+) -> None:
+    url = redis_process.url
+    async with cluster_node(url, "node1") as node1, cluster_node(url, "node2") as node2:
+        host, code = await create(node1.url, "Host")
+        try:
+            await eventually(lambda: _has(listed(node2.url), {code}), 5, "listed on node 2")
+            redis_process.stop()
+            # the node's own rooms and players go on
+            guest = Connection(node1.url)
+            await guest.open()
+            joined = await guest.request(JoinRoom(seq=0, code=code, name="Guest"))
+            assert isinstance(joined, Joined)
+            await guest.close()
+            redis_process.start()  # an empty Redis: everything is written again
+            r = redis_asyncio.from_url(url, decode_responses=True)
+            try:
+
+                async def back() -> bool:
+                    return bool(await r.hexists("patience-race:rooms:node1", code))
+
+                await eventually(back, 10, "node 1's room written again")
+            finally:
+                await r.aclose()
+            await eventually(lambda: _has(listed(node2.url), {code}), 10, "listed on node 2 again")
+            newcomer = Connection(node2.url)
+            await newcomer.open()
+            joined = await newcomer.request(JoinRoom(seq=0, code=code, name="Late"))
+            assert isinstance(joined, Joined) and newcomer.url == node1.url
+            await newcomer.close()
+        finally:
+            await host.close()
