@@ -71,7 +71,7 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
     """Check a race's public record: the commitment, and every player's moves from the deal."""
     from pydantic import ValidationError
 
-    from protocol.fairness import commitment
+    from protocol.fairness import check_solution, commitment
     from protocol.messages import RaceRecord
     from protocol.record import GameRecord, ReplayError, replay
 
@@ -84,11 +84,23 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
     rv = race.reveal
     config = GameConfig(rv.game, rv.options, rv.numbering)
     problems = 0
-    if commitment(rv.game, config.options, rv.numbering, rv.number, rv.salt) != rv.commitment:
+    if (
+        commitment(rv.game, config.options, rv.numbering, rv.number, rv.salt, rv.solution)
+        != rv.commitment
+    ):
         print(f"{clean(path)}: the commitment does not match the revealed deal", file=sys.stderr)
         problems += 1
     print(f"Race {clean(race.race_id)}: {config.title} #{rv.number}, {len(race.players)} players")
     print("commitment: " + ("verified" if not problems else "MISMATCH"))
+    if rv.solution is not None:
+        wrong = check_solution(config, rv.number, rv.solution)
+        if wrong is None:
+            print(
+                f"certified winnable: the solver's solution wins it (par {len(rv.solution)} moves)"
+            )
+        else:
+            print(f"{clean(path)}: {clean(wrong)}", file=sys.stderr)
+            problems += 1
     standing = {s.id: s for s in race.standings}
     for player in race.players:
         record = GameRecord(

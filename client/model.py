@@ -214,7 +214,7 @@ class RaceModel:
         config = GameConfig(reveal.game, reveal.options, reveal.numbering)
         claimed = self.commitment or reveal.commitment
         witness = self.witness if self.witness_complete else Witness(start=self.witness.start)
-        problems = verify(config, reveal.number, reveal.salt, claimed, witness)
+        problems = verify(config, reveal.number, reveal.salt, claimed, witness, reveal.solution)
         if self.role != "player" or self.witness.start is None:
             # a spectator saw no cards: only the commitment can be checked
             problems = [p for p in problems if "commitment" in p]

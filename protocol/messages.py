@@ -116,6 +116,9 @@ class Settings(Model):
     private: bool = False
     deal_number: Annotated[DealNumber, Field(ge=0, le=10**20)] | None = None
     """A fixed deal (for a known deal or a club night); None draws a secret random one."""
+    winnable: bool = False
+    """Draw the secret random deal from those the server's solver has won (not with a fixed
+    deal): the reveal carries the solution, and its length is the race's par."""
 
 
 class PublicSettings(Model):
@@ -132,6 +135,7 @@ class PublicSettings(Model):
     fixed_deal: bool
     title: str
     """``Spider (2 suits)``: the game and options for people."""
+    winnable: bool = False
 
 
 class Member(Model):
@@ -247,6 +251,9 @@ class Reveal(Model):
     number: DealNumber
     salt: str
     commitment: str
+    solution: list[str] | None = None
+    """A deal certified winnable: the solver's solution (committed with the deal); its length
+    is the race's par."""
 
 
 class PlayerRecord(Model):

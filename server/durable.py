@@ -64,6 +64,7 @@ def room_doc(room: Room) -> str:
             "number": str(race.number),
             "salt": race.salt,
             "commitment": race.commitment,
+            "solution": race.solution,
             "mode": race.mode,
             "time_limit_s": race.time_limit_s,
             "undo": race.undo,
@@ -173,6 +174,7 @@ def _deal(rd: dict[str, Any], config: GameConfig) -> Race:
         undo=rd["undo"],
         number=int(rd["number"]),
         salt=rd["salt"],
+        solution=rd.get("solution"),
     )
 
 

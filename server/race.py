@@ -85,6 +85,7 @@ class Race:
         undo: str = "safe",
         number: int | None = None,
         salt: str | None = None,
+        solution: list[str] | None = None,
     ) -> None:
         self.race_id = race_id
         self.config = config
@@ -93,8 +94,10 @@ class Race:
         self.undo = undo
         self.number = random_number(config) if number is None else config.check_number(number)
         self.salt = salt or secrets.token_hex(16)
+        self.solution = solution
+        """A deal certified winnable: the solver's solution, committed and revealed with it."""
         self.commitment = commitment(
-            config.game, config.options, config.numbering, self.number, self.salt
+            config.game, config.options, config.numbering, self.number, self.salt, solution
         )
         d = deal(config, self.number)
         cls = state_class(config)
@@ -311,6 +314,7 @@ class Race:
             number=self.number,
             salt=self.salt,
             commitment=self.commitment,
+            solution=self.solution,
         )
 
 
