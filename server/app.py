@@ -26,6 +26,7 @@ from .cluster import Cluster, ClusterConfig, http_url
 from .hub import CLOSE_FULL, Hub, Outbox
 from .limits import Limits
 from .metrics import GcPauses, Histogram, gc_lines
+from .pool import DealPool
 from .store import Store
 
 log = logging.getLogger("patience_race.server")
@@ -44,6 +45,7 @@ class RaceServer:
         origins: Iterable[str] | None = None,
         trusted_proxies: Iterable[str] = (),
         cluster: ClusterConfig | None = None,
+        pool: DealPool | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -56,7 +58,9 @@ class RaceServer:
         self.trusted = [
             ipaddress.ip_network(p.strip(), strict=False) for p in trusted_proxies if p.strip()
         ]
-        self.hub = Hub(self.limits, store)
+        self.pool = pool
+        """Deals certified winnable, filled by a solver process in the background."""
+        self.hub = Hub(self.limits, store, pool=pool)
         self.cluster_config = cluster
         self.cluster: Cluster | None = None
         """This node's Redis side, when the server is a node of a cluster (docs/cluster.md)."""
@@ -93,6 +97,8 @@ class RaceServer:
         return f"ws://{self.host}:{self.port}"
 
     async def start(self) -> None:
+        if self.pool is not None:
+            self.pool.start()
         restored = self.hub.restore(time.monotonic())
         if restored:
             log.info("restored", extra={"fields": {"event": "restored", "rooms": restored}})
@@ -129,6 +135,8 @@ class RaceServer:
 
     async def stop(self) -> None:
         self.gc_pauses.detach()
+        if self.pool is not None:
+            await self.pool.stop()
         if self.cluster is not None:
             await self.cluster.stop()  # its rooms leave the list; they come back with the node
         if self.hub.live is not None and self.store is not None and not self.store.closed:

@@ -23,6 +23,7 @@ from .app import RaceServer
 from .cluster import ClusterConfig
 from .limits import Limits
 from .logs import setup_logging
+from .pool import DealPool
 from .store import Store, default_db_path
 
 ENV_PREFIX = "PATIENCE_RACE_"
@@ -106,6 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
         "a room's progress is sent at most this often, in milliseconds",
         int,
     )
+    opt(
+        "certified-deals",
+        3,
+        "deals certified winnable kept ready per game and options (0: rooms cannot ask for one)",
+        int,
+    )
+    opt("certify-seconds", 20.0, "the solver's time for one deal, in a background process", float)
     opt("origins", "", "comma-separated Origin values allowed (empty: any)")
     opt(
         "trusted-proxies",
@@ -219,7 +227,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         factory = loop_factory(args.loop)
         with asyncio.Runner(loop_factory=factory) as runner:
             return runner.run(
-                serve(args.host, args.port, args.db, limits, origins, proxies, cluster)
+                serve(
+                    args.host,
+                    args.port,
+                    args.db,
+                    limits,
+                    origins,
+                    proxies,
+                    cluster,
+                    DealPool(args.certified_deals, args.certify_seconds)
+                    if args.certified_deals > 0
+                    else None,
+                )
             )
     return 0
 
@@ -247,6 +266,7 @@ async def serve(
     origins: list[str] | None,
     trusted_proxies: list[str] | None = None,
     cluster: ClusterConfig | None = None,
+    pool: DealPool | None = None,
 ) -> int:
     """Serve until SIGTERM or SIGINT (exit status 0), or until storage fails (1: a service
     manager restarts the process)."""
@@ -259,6 +279,7 @@ async def serve(
         origins=origins,
         trusted_proxies=trusted_proxies or (),
         cluster=cluster,
+        pool=pool,
     )
     await server.start()
     tune_gc()

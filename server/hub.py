@@ -60,6 +60,7 @@ from protocol.names import BadName, clashes, normalize
 
 from .durable import LiveRooms, Unrevivable, revive_race_only, revive_room
 from .limits import Limits, TokenBucket
+from .pool import DealPool
 from .race import Race, RaceError
 from .rooms import (
     CODE_ALPHABET,
@@ -180,9 +181,12 @@ class Hub:
         store: Store | None = None,
         wall: Callable[[], float] = time.time,
         server_name: str = "patience-race",
+        pool: DealPool | None = None,
     ) -> None:
         self.limits = limits or Limits()
         self.store = store
+        self.pool = pool
+        """Deals certified winnable (``server.pool``), or None: rooms cannot ask for one."""
         self.wall = wall
         self.server_name = server_name
         self.rooms: dict[str, Room] = {}
@@ -364,6 +368,16 @@ class Hub:
             raise CommandError("bad_settings", str(exc)) from None
         if settings.mode == "score" and not settings.time_limit:
             raise CommandError("bad_settings", "mode score needs a time limit")
+        if settings.winnable:
+            if settings.deal_number is not None:
+                raise CommandError(
+                    "bad_settings", "a fixed deal is not certified: winnable draws a random one"
+                )
+            if self.pool is None:
+                raise CommandError(
+                    "bad_settings", "this server does not certify deals: play a random deal"
+                )
+            self.pool.want(config)
         if players > settings.seats:
             raise CommandError(
                 "bad_settings", f"{players} players are seated: seats cannot be fewer"
@@ -581,7 +595,10 @@ class Hub:
         """Two players or more, all ready: the countdown starts; else everyone sees who is."""
         players = room.players()
         if len(players) >= 2 and all(p.ready for p in players):
-            self._start_countdown(room, now, out)
+            why = self._start_countdown(room, now, out)
+            if why is not None:
+                self._room_update(room, out)
+                self._broadcast(room, Error(seq=None, code="not_ready", message=why), out)
         else:
             self._room_update(room, out)
 
@@ -602,11 +619,27 @@ class Hub:
         waiting = [p.name for p in room.players() if not p.ready]
         if waiting:
             raise CommandError("not_ready", f"waiting for {', '.join(waiting)} to be ready")
+        if room.settings.winnable and self.pool is not None and not self.pool.count(room.config):
+            raise CommandError("not_ready", self._no_certified_deal(room))
         out.reply(conn.id, Ack(seq=cmd.seq))
         self._start_countdown(room, now, out)
 
-    def _start_countdown(self, room: Room, now: float, out: Outbox) -> None:
+    def _no_certified_deal(self, room: Room) -> str:
+        return (
+            f"no certified winnable deal of {room.config.title} is ready yet: the server's "
+            "solver is still working; try again in a few seconds"
+        )
+
+    def _start_countdown(self, room: Room, now: float, out: Outbox) -> str | None:
+        """The countdown starts; or why it cannot (no certified deal ready yet)."""
         settings = room.settings
+        number, solution = settings.deal_number, None
+        if settings.winnable and self.pool is not None:
+            got = self.pool.take(room.config)
+            if got is None:
+                self.count("certified_deal_not_ready")
+                return self._no_certified_deal(room)
+            number, solution = got
         race_id = secrets.token_hex(6)
         room.race = Race(
             race_id,
@@ -615,7 +648,8 @@ class Hub:
             mode=settings.mode,
             time_limit_s=settings.time_limit,
             undo=settings.undo,
-            number=settings.deal_number,
+            number=number,
+            solution=solution,
         )
         room.state = "countdown"
         room.countdown_end = now + self.limits.countdown_ms / 1000
@@ -629,6 +663,7 @@ class Hub:
             ),
             out,
         )
+        return None
 
     def _move(self, conn: Conn, cmd: MoveCmd, now: float, out: Outbox) -> None:
         room, member = self._membership(conn)

@@ -154,7 +154,8 @@ class Room:
             seats=s.seats,
             private=s.private,
             fixed_deal=s.deal_number is not None,
-            title=self.config.title,
+            title=self.config.title + (", winnable" if s.winnable else ""),
+            winnable=s.winnable,
         )
 
     def info(self) -> RoomInfo:

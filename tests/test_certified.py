@@ -1,0 +1,103 @@
+"""Deals certified winnable: the pool filled by a solver process, a room that asks for one, the
+commitment that covers the solution, and the reveal that proves it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from client.net import Connection, ServerError
+from protocol.config import GameConfig
+from protocol.fairness import Witness, check_solution, verify
+from protocol.messages import CreateRoom, RaceOver, Settings, Start
+from server.pool import DealPool
+
+from .server_helpers import close_all, host_and_join, move, running_server, start_race
+
+ONE_SUIT = GameConfig("spider", {"suits": 1})
+
+
+async def ready_pool(config: GameConfig, timeout: float = 90) -> DealPool:
+    pool = DealPool(size=1, seconds=15, prefill=False)
+    pool.start()
+    pool.want(config)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not pool.count(config):
+        assert loop.time() < end, "the solver certified no deal in time"
+        await asyncio.sleep(0.2)
+    return pool
+
+
+async def test_the_pool_holds_deals_the_solver_won() -> None:
+    pool = await ready_pool(ONE_SUIT)
+    try:
+        number, solution = pool.take(ONE_SUIT) or (0, [])
+        assert solution and check_solution(ONE_SUIT, number, solution) is None
+        assert pool.take(ONE_SUIT) is None  # it was the only one: the next is being made
+    finally:
+        await pool.stop()
+
+
+async def test_a_winnable_room_races_a_certified_deal_and_reveals_the_proof() -> None:
+    pool = await ready_pool(ONE_SUIT)
+    try:
+        async with running_server(pool=pool) as server:
+            settings = Settings(game="spider", options={"suits": 1}, winnable=True)
+            conns, _code, joined = await host_and_join(server.url, ["Ann", "Bob"], settings)
+            assert joined[0].room.settings.winnable
+            starts = await start_race(conns)
+            for c in conns:
+                await move(c, "resign")
+            over = await conns[0].wait_for(RaceOver)
+            reveal = over.reveal
+            assert reveal.solution, "a certified deal reveals its solution"
+            config = GameConfig(reveal.game, reveal.options, reveal.numbering)
+            witness = Witness(start=starts[0].board)
+            assert (
+                verify(
+                    config,
+                    reveal.number,
+                    reveal.salt,
+                    starts[0].commitment,
+                    witness,
+                    reveal.solution,
+                )
+                == []
+            )
+            # the commitment covers the solution: another one does not check out
+            other = verify(
+                config, reveal.number, reveal.salt, starts[0].commitment, witness, ["1>2"]
+            )
+            assert any("commitment" in p for p in other)
+            await close_all(conns)
+    finally:
+        await pool.stop()
+
+
+async def test_the_host_is_told_when_no_certified_deal_is_ready() -> None:
+    pool = DealPool(size=1, seconds=1, prefill=False)  # never started: nothing gets ready
+    async with running_server(pool=pool) as server:
+        settings = Settings(game="spider", options={"suits": 4}, winnable=True)
+        conns, code, _ = await host_and_join(server.url, ["Ann"], settings)
+        with pytest.raises(ServerError) as refused:
+            await conns[0].request(Start(seq=0))
+        assert refused.value.code == "not_ready" and "certified" in refused.value.message
+        assert server.hub.rooms[code].state == "lobby"
+        await close_all(conns)
+
+
+@pytest.mark.parametrize(
+    ("settings", "why"),
+    [
+        (Settings(winnable=True), "does not certify"),
+        (Settings(winnable=True, deal_number=5), "fixed deal"),
+    ],
+)
+async def test_winnable_settings_that_cannot_be(settings: Settings, why: str) -> None:
+    pool = DealPool(prefill=False) if "fixed" in why else None
+    async with running_server(pool=pool) as server, Connection(server.url) as conn:
+        with pytest.raises(ServerError) as refused:
+            await conn.request(CreateRoom(seq=0, name="Ann", settings=settings))
+        assert refused.value.code == "bad_settings" and why in refused.value.message
