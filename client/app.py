@@ -117,13 +117,16 @@ class RaceApp(App[None]):
             if url is None:
                 from server.app import RaceServer
                 from server.limits import Limits
+                from server.pool import DealPool
                 from server.store import Store
 
+                winnable = plan.settings is not None and plan.settings.winnable
                 self.server = RaceServer(
                     "127.0.0.1",
                     plan.port,
                     limits=Limits(countdown_ms=3000),
                     store=Store(":memory:"),
+                    pool=DealPool(size=1, prefill=False) if winnable else None,
                 )
                 await self.server.start()
                 url = self.server.url

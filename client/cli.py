@@ -192,6 +192,7 @@ def parse_time(text: str) -> int:
 
 
 def make_settings(args: argparse.Namespace) -> Settings:
+    deal = getattr(args, "deal", None)
     config = make_config(args.game, args)
     mode = getattr(args, "mode", "first")
     time_limit = getattr(args, "time", 0) or 0
@@ -206,9 +207,8 @@ def make_settings(args: argparse.Namespace) -> Settings:
         undo=getattr(args, "undo", "safe"),
         seats=getattr(args, "seats", 8),
         private=getattr(args, "private", False),
-        deal_number=config.check_number(args.deal)
-        if getattr(args, "deal", None) is not None
-        else None,
+        deal_number=config.check_number(deal) if deal is not None and deal != "winnable" else None,
+        winnable=deal == "winnable",
     )
 
 
@@ -453,7 +453,10 @@ def add_race_arguments(p: argparse.ArgumentParser) -> None:
         "--undo", choices=("off", "safe"), default="safe", help="undo policy (default: safe)"
     )
     p.add_argument(
-        "--deal", metavar="NUMBER", help="a fixed deal number instead of a secret random one"
+        "--deal",
+        metavar="NUMBER|winnable",
+        help="a fixed deal number instead of a secret random one; or winnable: a secret random "
+        "deal the server's solver has won (the results show its par)",
     )
     p.add_argument("--name", default=default_name(), help="your display name")
     p.add_argument(

@@ -187,6 +187,8 @@ class Hub:
         self.store = store
         self.pool = pool
         """Deals certified winnable (``server.pool``), or None: rooms cannot ask for one."""
+        self.awaiting_deal: set[str] = set()
+        """Rooms whose players are all ready, waiting for a certified deal."""
         self.wall = wall
         self.server_name = server_name
         self.rooms: dict[str, Room] = {}
@@ -597,6 +599,8 @@ class Hub:
         if len(players) >= 2 and all(p.ready for p in players):
             why = self._start_countdown(room, now, out)
             if why is not None:
+                # everyone is ready: the countdown starts as soon as a certified deal is (tick)
+                self.awaiting_deal.add(room.code)
                 self._room_update(room, out)
                 self._broadcast(room, Error(seq=None, code="not_ready", message=why), out)
         else:
@@ -810,6 +814,15 @@ class Hub:
                 and now - room.progress_sent >= limits.progress_interval_s
             ):
                 self._send_progress(room, now, out)
+        if self.pool is not None and self.awaiting_deal:
+            for code in list(self.awaiting_deal):
+                room = self.rooms.get(code)
+                if room is None or room.state != "lobby" or not self.pool.count(room.config):
+                    if room is None or room.state != "lobby":
+                        self.awaiting_deal.discard(code)
+                    continue
+                self.awaiting_deal.discard(code)
+                self._countdown_if_all_ready(room, now, out)
         if now >= self._next_sweep:
             self._sweep(now, out)
         if self.live is not None and now - self._alive_written >= 1.0:

@@ -4,14 +4,15 @@ commitment that covers the solution, and the reveal that proves it."""
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 
 import pytest
 
 from client.net import Connection, ServerError
 from protocol.config import GameConfig
 from protocol.fairness import Witness, check_solution, verify
-from protocol.messages import CreateRoom, RaceOver, Settings, Start
-from server.pool import DealPool
+from protocol.messages import CreateRoom, Error, RaceOver, RaceStart, Ready, Settings, Start
+from server.pool import DealPool, key_of
 
 from .server_helpers import close_all, host_and_join, move, running_server, start_race
 
@@ -101,3 +102,22 @@ async def test_winnable_settings_that_cannot_be(settings: Settings, why: str) ->
         with pytest.raises(ServerError) as refused:
             await conn.request(CreateRoom(seq=0, name="Ann", settings=settings))
         assert refused.value.code == "bad_settings" and why in refused.value.message
+
+
+async def test_a_ready_room_starts_as_soon_as_a_certified_deal_is() -> None:
+    pool = DealPool(size=1, seconds=1, prefill=False)  # filled by hand below
+    config = GameConfig("louis", {})
+    async with running_server(pool=pool) as server:
+        conns, code, _ = await host_and_join(
+            server.url, ["Ann", "Bob"], Settings(game="louis", winnable=True)
+        )
+        for c in conns:
+            await c.request(Ready(seq=0))
+        error = await conns[0].wait_for(Error)
+        assert error.code == "not_ready" and "certified" in error.message
+        assert server.hub.rooms[code].state == "lobby"
+        pool.ready.setdefault(key_of(config), deque()).append((7, ["r"]))
+        start = await conns[1].wait_for(RaceStart)
+        assert start.board is not None
+        assert server.hub.rooms[code].race.solution == ["r"]  # type: ignore[union-attr]
+        await close_all(conns)
