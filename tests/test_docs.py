@@ -80,7 +80,7 @@ def link_problem(doc: Path, target: str, root: Path = ROOT) -> str | None:
         return f"a {parts.scheme or 'network'} link: only repository files and public web sites"
     path = unquote(parts.path)
     if not path:
-        return None  # an anchor in the same file
+        return _anchor_problem(doc, parts.fragment)
     if path.startswith(("/", "~", "\\")):
         return "an absolute path: link to repository files relatively"
     resolved = (doc.parent / path).resolve()
@@ -88,7 +88,28 @@ def link_problem(doc: Path, target: str, root: Path = ROOT) -> str | None:
         return "a path outside the repository"
     if not resolved.exists():
         return f"{path} does not exist"
+    if parts.fragment and resolved.suffix == ".md":
+        return _anchor_problem(resolved, parts.fragment)
     return None
+
+
+def anchors(text: str) -> set[str]:
+    """The anchors GitHub makes for the headings of Markdown ``text``."""
+    out = set()
+    fenced = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and (m := re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)):
+            slug = re.sub(r"[^\w\- ]", "", m.group(1).lower().replace("`", ""))
+            out.add(slug.replace(" ", "-"))
+    return out
+
+
+def _anchor_problem(doc: Path, fragment: str) -> str | None:
+    if not fragment or fragment in anchors(doc.read_text(encoding="utf-8")):
+        return None
+    return f"#{fragment}, which is no heading of {doc.name}"
 
 
 @pytest.mark.parametrize("doc", doc_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -122,6 +143,9 @@ def test_the_readme_and_the_docs_link_the_rule_book() -> None:
         ("docs/rules.md", False),
         ("docs/records.md#move-notation", False),
         ("#fair-play", False),
+        ("#no-such-heading", True),
+        ("docs/rules.md#fair-play", False),
+        ("docs/rules.md#no-such-heading", True),
         ("https://pysolfc.sourceforge.io/", False),
     ],
 )
