@@ -123,7 +123,7 @@ class Deal:
     foundations: tuple[tuple[Card, ...], ...]
 
     def to_json(self) -> dict[str, Any]:
-        """The format of ``shared/vectors`` (and ``patience-race deal --json``)."""
+        """The format of ``tests/vectors`` (and ``patience-race deal --json``)."""
         return {
             "game": self.config.game,
             "options": self.config.shown_options(),

@@ -22,9 +22,8 @@ from protocol.game import GameState
 from protocol.helena import HelenaState
 from protocol.spider import SpiderState
 
-VECTORS = Path(__file__).resolve().parents[2] / "shared" / "vectors"
-if not VECTORS.is_dir():  # a clone with shared/ beside the repo, or inside it
-    VECTORS = Path(__file__).resolve().parents[1] / "shared" / "vectors"
+VECTORS = Path(__file__).resolve().parent / "vectors"
+"""Deals as PySolFC (and, for Spider's xpat2 numbering, xpat2) deal them: tests/vectors/README.md."""
 
 RANKS = "A23456789TJQK"
 SUITS = "CSHD"

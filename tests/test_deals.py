@@ -12,9 +12,8 @@ from protocol import cards
 from protocol.config import MAX_PYSOLFC_NUMBER, ConfigError, GameConfig
 from protocol.deals import LCGRandom, MTRandom, Xpat2Random, deal, pysolfc_order
 
-VECTORS = Path(__file__).resolve().parents[2] / "shared" / "vectors"
-if not VECTORS.is_dir():  # a clone with shared/ beside the repo, or inside it
-    VECTORS = Path(__file__).resolve().parents[1] / "shared" / "vectors"
+VECTORS = Path(__file__).resolve().parent / "vectors"
+"""Deals as PySolFC (and, for Spider's xpat2 numbering, xpat2) deal them: tests/vectors/README.md."""
 VECTOR_FILES = sorted(VECTORS.glob("*.json"))
 
 
