@@ -1,4 +1,4 @@
-"""Cards as small integers, and their two-character notation (RULES.md section 1).
+"""Cards as small integers, and their two-character notation (docs/rules.md).
 
 A card is ``suit * 13 + rank - 1`` with suits in the order clubs, spades, hearts,
 diamonds and ranks 1 (ace) to 13 (king): ``0`` is ``AC``, ``51`` is ``KD``.  Two

@@ -1,4 +1,4 @@
-"""Which game is played, with which options and which deal numbering (RULES.md sections 2 to 5).
+"""Which game is played, with which options and which deal numbering (docs/rules.md to 5).
 
 A :class:`GameConfig` is validated when it is made, so everything downstream (deals, rules,
 server rooms) can trust it.  Every error is a :class:`ConfigError` with a sentence a person can act on.
@@ -22,7 +22,7 @@ MAX_PYSOLFC_NUMBER = 10**20
 """PySolFC's own limit for game numbers."""
 MAX_XPAT2_NUMBER = 999_999_999
 RANDOM_RANGE = (10**16, 10**20)
-"""PySolFC's range for random games: ``low <= n < high`` (RULES.md section 6)."""
+"""PySolFC's range for random games: ``low <= n < high`` (docs/rules.md)."""
 
 # For each game: option name -> (allowed values, default).  The first value is the default.
 OPTIONS: dict[str, dict[str, tuple[Any, ...]]] = {

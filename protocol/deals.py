@@ -1,4 +1,4 @@
-"""Deal generation, compatible with PySolFC (and xpat2 for Spider): RULES.md section 2.
+"""Deal generation, compatible with PySolFC (and xpat2 for Spider): docs/rules.md
 
 The random number generators here are the only source of randomness for deals.  Nothing in
 this module uses :mod:`random`'s shuffling helpers, whose algorithms are not promised to stay

@@ -1,4 +1,4 @@
-"""St. Helena and Louis (RULES.md sections 4 and 5).
+"""St. Helena and Louis (docs/rules.md).
 
 Foundations 0..3 are the kings of clubs, spades, hearts, diamonds, building down; 4..7 the aces,
 building up.  Piles 0..11 run clockwise from the top left: 0-3 above the kings, 4-5 on the right,

@@ -1,4 +1,4 @@
-"""Spider: 1, 2 or 4 suits, xpat2's relaxed deals, two scores (RULES.md section 3)."""
+"""Spider: 1, 2 or 4 suits, xpat2's relaxed deals, two scores (docs/rules.md)."""
 
 from __future__ import annotations
 
@@ -261,7 +261,7 @@ class SpiderState(GameState):
         return pairs, runs
 
     def score(self) -> int:
-        """xpat2's score, 0..1000 (RULES.md section 3)."""
+        """xpat2's score, 0..1000 (docs/rules.md)."""
         return self.scores()[0]
 
     def scores(self) -> tuple[int, int]:

@@ -1,4 +1,4 @@
-"""What a player may see of a board (RULES.md section 6).
+"""What a player may see of a board (docs/rules.md).
 
 A :class:`BoardView` holds every face-up card and only the *number* of face-down cards and of
 stock cards: it has no field that could carry a hidden card's identity or the stock's order.  The

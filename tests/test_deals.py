@@ -1,4 +1,4 @@
-"""Deals against the vectors and RULES.md section 2."""
+"""Deals against the vectors and docs/rules.md"""
 
 from __future__ import annotations
 

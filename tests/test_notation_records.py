@@ -1,4 +1,4 @@
-"""Card and move notation both ways (RULES.md section 1), and game records: a game played through
+"""Card and move notation both ways (docs/rules.md), and game records: a game played through
 a :class:`Recorder` replays to the same position; a tampered record is rejected saying where and
 why."""
 

@@ -1,4 +1,4 @@
-"""Spider's rules, one test (or a few) per line of RULES.md section 3, illegal cases included."""
+"""Spider's rules, one test (or a few) per line of docs/rules.md, illegal cases included."""
 
 from __future__ import annotations
 
