@@ -1,4 +1,4 @@
-"""Which game is played, with which options and which deal numbering (docs/rules.md to 5).
+"""Which game is played, with which options and which deal numbering (docs/rules.md).
 
 A :class:`GameConfig` is validated when it is made, so everything downstream (deals, rules,
 server rooms) can trust it.  Every error is a :class:`ConfigError` with a sentence a person can act on.
