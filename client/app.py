@@ -79,7 +79,7 @@ class RaceApp(App[None]):
     Screen { layout: vertical; }
     #top { height: 1; background: $boost; }
     #main { height: 1fr; }
-    #board { width: 1fr; padding: 0 1; }
+    #board { width: 1fr; height: 1fr; padding: 0 1; }
     #side { width: 32; padding: 0 1; border-left: solid $primary-darken-2; }
     #side.wide { width: 40; }
     #status { height: 2; background: $boost; padding: 0 1; }

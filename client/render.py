@@ -148,13 +148,12 @@ def footer_keys(model: RaceModel) -> str:
             return "q q: leave   ?: help"
         if model.state.config.game == SPIDER:
             return (
-                "1-0: pick/drop pile  ↑↓: more/fewer cards  f: home  d: deal  u: undo  "
-                "x x: resign  q q: quit  ?: help"
+                "1-0 pick/drop  ↑↓ more/fewer  f home  d deal  u undo  x x resign  q q quit  ? help"
             )
         return (
-            "1-0 - =: pick/drop pile  f/k/a: home  r r: redeal  "
-            + ("d: deal  " if model.state.deals_left else "")
-            + "u: undo  x x: resign  q q: quit  ?: help"
+            "1-0-= pick/drop  f/k/a home  r r redeal  "
+            + ("d deal  " if model.state.deals_left else "")
+            + "u undo  x x resign  q q quit  ? help"
         )
     if phase == "countdown":
         return "q: leave   ?: help"
@@ -353,22 +352,29 @@ def _spider(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         if not cells:
             cells.append((Text("__".ljust(card_w), style=DIM), ("pile", i)))
         cols.append(cells)
-    # taller cards when there is room: the top card of each pile gets a body below its name
+    # taller cards when there is room: two lines a card, and the top card of each pile
+    # gets a body below its name
     longest = max(len(c) for c in cols)
-    extra = min(2, rows - longest) if tall else 0
+    step = 2 if tall and longest * 2 + 2 <= rows else 1
+    extra = min(2, rows - longest * step) if tall else 0
     for i in range(len(cols)):
         x = i * cell
-        grid.put(top - 1, x, Text(f"{PILE_KEYS[i]:^{card_w}}", style="bold cyan" if keys.source == i else DIM), ("pile", i))  # fmt: skip
+        label = Text(f"{PILE_KEYS[i]:^{card_w}}", style="bold cyan" if keys.source == i else DIM)
+        grid.put(top - 1, x, label, ("pile", i))
         grid.columns.append((top, x, x + cell, ("pile", i)))
     for i, c in enumerate(cols):
         x = i * cell
         for r, (text, target) in enumerate(c):
-            grid.put(top + r, x, text, target)
+            grid.put(top + r * step, x, text, target)
+            if step == 2 and target[0] == "card":
+                grid.put(top + r * step + 1, x, Text(" " * card_w, style=text.style), target)
+            elif step == 2 and text.plain.startswith("▒"):
+                grid.put(top + r * step + 1, x, Text("▒" * card_w, style=BACK), target)
         last_text, last_target = c[-1]
-        if extra and last_target[0] == "card":
+        if extra > 0 and last_target[0] == "card":
             for k in range(extra):
                 body = Text(" " * card_w, style=last_text.style)
-                grid.put(top + len(c) + k, x, body, last_target)
+                grid.put(top + len(c) * step + k, x, body, last_target)
 
 
 def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -> None:
@@ -383,27 +389,27 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     deal_no = 3 - state.redeals_left
     info = Text(f"deal {deal_no} of 3", style="bold")
     info.append(
-        f"   r r: redeal ({plural(state.redeals_left, 'redeal')} left)"
+        f", {plural(state.redeals_left, 'redeal')} left (r r)"
         if state.redeals_left
-        else "   no redeal left",
+        else ", no redeal left",
         style=DIM,
     )
     y = 0
     if louis:
         if state.deals_left:
-            grid.put(y, 0, Text(f"Stock {len(state.stock)} (d or click: deal it) ", DIM), ("stock",))  # fmt: skip
+            grid.put(y, 0, Text(f"Stock {len(state.stock)} (d)", "bold"), ("stock",))
         else:
-            grid.put(y, 0, Text("Stock dealt ", DIM))
-        grid.put(y, grid.lines[y].cell_len, info)
+            grid.put(y, 0, Text("Stock dealt", DIM))
+        grid.put(y, grid.lines[y].cell_len + 2, info)
     else:
         grid.put(y, 0, info)
     y += 1
     if state.first_deal:
-        grid.put(y, 0, Text("deal 1: piles 1-4 may only go to kings, 7-10 only to aces", "yellow"))
+        grid.put(y, 0, Text("deal 1: piles 1-4 → kings, 7-10 → aces only", "yellow"))
     elif state.redeals_left:
-        grid.put(y, 0, Text("a redeal gathers piles 12..1 and deals from pile 1 round", DIM))
+        grid.put(y, 0, Text("redeal: gathers piles 12..1, deals from pile 1", DIM))
     else:
-        grid.put(y, 0, Text("last deal: any pile may go to any foundation", DIM))
+        grid.put(y, 0, Text("last deal: any pile to any foundation", DIM))
     y += 1
     if height >= 30:
         y += 1
@@ -450,9 +456,9 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     for row, (left, right, founds) in enumerate(((11, 4, range(0, 4)), (10, 5, range(4, 8)))):
         yy = y + row
         # left pile: key at the far left, top card nearest the foundations
+        room = max(1, (side_w - 6) // cell)
         pile = state.piles[left]
         grid.put(yy, 0, key_label(left), ("pile", left))
-        room = max(1, (side_w - card_w - 1) // cell)
         shown = list(range(max(0, len(pile) - room), len(pile)))
         x = side_w - len(shown) * cell
         if len(shown) < len(pile):
@@ -471,19 +477,18 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
             grid.put(yy, mid_x + k * cell, text, ("foundation", f))
         # right pile: top card nearest the foundations, key at the far right
         pile = state.piles[right]
-        x = mid_x + 4 * cell + 1
+        x0 = mid_x + 4 * cell + 1
+        x = x0
         shown = list(range(len(pile) - 1, max(-1, len(pile) - 1 - room), -1))
         for j in shown:
             grid.put(yy, x, card(right, j), ("card", right, j))
             x += cell
         if len(shown) < len(pile):
             grid.put(yy, x, Text(f"+{len(pile) - len(shown)}", DIM), ("pile", right))
-            x += 4
         if not pile:
             grid.put(yy, x, Text("__".ljust(card_w), DIM), ("pile", right))
-            x += cell
-        grid.put(yy, max(x, mid_x + 4 * cell + 1 + side_w - card_w - 1) + 1, key_label(right), ("pile", right))  # fmt: skip
-        grid.hits.append((yy, mid_x + 4 * cell, mid_x + 4 * cell + side_w + 4, ("pile", right)))
+        grid.put(yy, x0 + side_w - 2, key_label(right), ("pile", right))
+        grid.hits.append((yy, x0 - 1, x0 + side_w, ("pile", right)))
     y += 2
     # bottom band: piles 7-10 below the aces, right to left, top card at the top of the band
     for k, i in enumerate((9, 8, 7, 6)):
@@ -523,7 +528,7 @@ def opponents(model: RaceModel, width: int = 30) -> Text:
     game = model.room.settings.game if model.room else SPIDER
     t.append("Race\n", style="bold")
     width = max(20, width)
-    bar_w = width - 9
+    bar_w = width - 14
     for p in sorted(model.progress, key=lambda p: (-p.score, p.score_ms)):
         me = p.id == model.you
         status = {
@@ -546,10 +551,10 @@ def opponents(model: RaceModel, width: int = 30) -> Text:
         line.append(f"{p.score:>7}", style="green")
         t.append_text(line)
         t.append("\n")
-        done, total, _unit = race_share(p, game)
+        done, total, unit = race_share(p, game)
         filled = round(bar_w * min(done, total) / total)
         t.append(" " + "█" * filled + "░" * (bar_w - filled), style="green" if me else "cyan")
-        t.append(f"{done:>4}/{total:<3}\n", style=DIM)
+        t.append(f"{f'{done}/{total} {unit}':>13}\n", style=DIM)
         when = clock(p.finish_ms) if p.finish_ms is not None else ""
         detail = f" {plural(p.moves, 'move')}, {plural(p.undos, 'undo')}"
         detail = detail[: width - 6].ljust(width - 6) + f"{when:>6}"
