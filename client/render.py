@@ -588,7 +588,7 @@ def results(model: RaceModel, width: int = 78) -> Text:
     spider = last is not None and last.game == SPIDER
     name_w = max(6, min(24, width - 52))
     head = f"{'#':>2}  {'name':<{name_w}} {'result':<12} {'score':>6}"
-    head += f" {'(2nd)':>5}" if spider else ""
+    head += f" {'aisle':>5}" if spider else ""
     head += f" {'time':>6} {'moves':>5} {'undos':>5}\n"
     t.append(head, style="bold " + DIM)
     for s in standings:
@@ -656,35 +656,25 @@ def status_line(model: RaceModel, keys_hint: str, reconnecting: bool) -> Text:
     return t
 
 
-HELP = """Keys (the rules of each game: docs/rules.md)
-
-Race: pick a pile with its key, then the target pile.
-  1 ... 9 0 - =   piles 1 to 12 (0 is pile 10, - 11, = 12)
-  ↑ / ↓           Spider: take more / fewer cards of the picked run
-  same pile again take one card fewer (Spider)
-  f               send the picked pile home (to a foundation)
-  k / a           St. Helena, Louis: to its king / ace foundation
-  d               deal (Spider: a card on each pile; Louis: the stock)
-  r r             redeal (St. Helena, Louis; press r twice)
-  u               undo (not past a card turned, a deal or a redeal)
-  h               Spider: complete suits go home by themselves (on/off)
-  x x             resign
-  escape          drop the picked pile
-  mouse           click a card to pick the run from it, click a pile
-                  to drop it there, click the stock to deal
-  ?               this help
-  q q             quit (your seat waits: join again to resume)
-
-St. Helena, Louis: kings above the aces in the middle; each pile's
-top card lies next to them. A redeal gathers piles 12..1 and deals
-them round from pile 1.
-
-Lobby: r ready / not ready, s start now (host). The host sets
-g (game), o (options), m (mode), t (time), u (undo), +/- (seats),
-p (private).   q leaves.
-Results: n rematch (or follow the room to the next race), q leave.
-
-Press any key to go back."""
+HELP = """Keys  (the rules of each game: docs/rules.md)
+Race: pick a pile with its key, then the target pile
+  1-9 0 - =   piles 1 to 12 (0 is pile 10, - 11, = 12)
+  ↑ / ↓       Spider: more / fewer cards of the picked run
+              (or the same pile key again: one card fewer)
+  f           the picked pile home;  k / a: to its king / ace foundation
+  d           deal (Spider: a card on each pile; Louis: the stock)
+  r r         redeal (St. Helena, Louis)      u   undo
+  h           Spider: full suits go home by themselves (on/off)
+  x x         resign      escape  drop the picked pile
+  mouse       click a card: pick the run from it; click a pile: drop
+              there; click a foundation: home; click the stock: deal
+  q q         quit (your seat waits: join again to resume)
+St. Helena, Louis: kings above the aces in the middle; every pile's top
+card lies next to them. A redeal gathers piles 12..1, deals from pile 1.
+Lobby: r ready / not ready;  the host: s start now, g game, o options,
+  m mode, t time, u undo, +/- seats, p private.   q leave
+Results: n rematch (watching: n follows the room), q leave
+?  this help.   Press any key to go back."""
 
 
 def foundation_label(f: int) -> str:

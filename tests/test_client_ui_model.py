@@ -262,7 +262,7 @@ def test_footer_keys_match_each_screen() -> None:
     assert "n: rematch" in render.footer_keys(results_model())
     assert render.footer_keys(results_model("spectator")).startswith("n: follow")
     assert "docs/rules.md" in render.HELP
-    for key in ("↑ / ↓", "x x", "r r", "mouse", "s start", "n rematch", "k / a", "escape"):
+    for key in ("↑ / ↓", "x x", "r r", "mouse", "s start", "n rematch", "k / a", "escape", "h "):
         assert key in render.HELP
 
 
