@@ -533,7 +533,9 @@ class Keys:
         run = self.movable(pile)
         if count < 1 or count > run:
             self.model.status = f"Pile {pile + 1}: those cards do not move together" + (
-                f" (the top {plural(run, 'card')} do)." if run else "."
+                f" (only the top {plural(run, 'card')} {'does' if run == 1 else 'do'})."
+                if run
+                else "."
             )
             return False
         self.source, self.count = pile, (0 if count == run else count)
