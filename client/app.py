@@ -12,6 +12,7 @@ import contextlib
 import logging
 from dataclasses import dataclass
 
+from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
@@ -23,7 +24,7 @@ from protocol.messages import Settings
 from protocol.moves import Kind, Move
 
 from . import render
-from .model import Keys, RaceModel, auto_home
+from .model import PILE_KEYS, Keys, RaceModel, auto_home
 from .net import Disconnected, ServerError
 from .session import Session
 
@@ -56,11 +57,22 @@ class HelpScreen(ModalScreen[None]):
     """
 
     def compose(self) -> ComposeResult:
-        yield Static(render.HELP, id="help")
+        yield Static(Text(render.HELP), id="help")
 
     def on_key(self, event: events.Key) -> None:
         event.stop()
         self.dismiss()
+
+
+class Board(Static):
+    """The board area: a click on a card, a pile, a foundation or the stock plays it."""
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        app = self.app
+        if offset is not None and isinstance(app, RaceApp):
+            event.stop()
+            app.board_click(offset.x, offset.y)
 
 
 class RaceApp(App[None]):
@@ -69,8 +81,9 @@ class RaceApp(App[None]):
     Screen { layout: vertical; }
     #top { height: 1; background: $boost; }
     #main { height: 1fr; }
-    #board { width: 1fr; padding: 0 1; }
+    #board { width: 1fr; height: 1fr; padding: 0 1; }
     #side { width: 32; padding: 0 1; border-left: solid $primary-darken-2; }
+    #side.wide { width: 40; }
     #status { height: 2; background: $boost; padding: 0 1; }
     """
 
@@ -87,11 +100,13 @@ class RaceApp(App[None]):
         self.failed: str | None = None
         self.join_hint: str | None = None
         """A command that joins this room from another terminal (set once in the room)."""
+        self.grid: render.Grid | None = None
+        """The board as last drawn: maps clicks back to cards."""
 
     def compose(self) -> ComposeResult:
         # kept as attributes: the help overlay is another screen, and the view must still
         # follow the race underneath it
-        self.top, self.main_view = Static(id="top"), Static(id="board")
+        self.top, self.main_view = Static(id="top"), Board(id="board")
         self.side, self.status_line = Static(id="side"), Static(id="status")
         yield self.top
         with Horizontal(id="main"):
@@ -198,46 +213,61 @@ class RaceApp(App[None]):
         m = self.model
         self.top.update(render.header(m, self.auto_home))
         main = self.main_view
-        if m.phase in ("lobby", "countdown"):
-            main.update(render.lobby(m))
+        width = max(20, main.content_region.width or (self.size.width - 34))
+        height = max(8, main.content_region.height or (self.size.height - 3))
+        self.grid = None
+        if m.phase in ("kicked", "gone"):
+            main.update(render.message_screen(m))
+        elif m.holding:
+            main.update(render.results(m, width))
+        elif m.phase == "lobby":
+            main.update(render.lobby(m, join_hint=self.join_hint))
+        elif m.phase == "countdown":
+            main.update(render.countdown(m, width, height))
         elif m.phase == "racing":
-            height = max(8, self.size.height - 4)
-            main.update(render.board(m, self.keys, height))
+            self.grid = render.board_grid(m, self.keys, height, width)
+            main.update(self.grid.text())
         elif m.phase == "results":
-            main.update(render.results(m))
-        elif m.phase == "kicked" or m.phase == "gone":
-            main.update(f"{m.status}\n\nPress q to quit.")
+            main.update(render.results(m, width))
         else:
-            main.update("Connecting...")
+            main.update(Text("Connecting..."))
         side = self.side
-        side.display = bool(m.progress) and m.phase == "racing"
-        side.update(render.opponents(m))
-        hint = "?: help  q q: quit"
-        if (
+        side.display = bool(m.progress) and m.phase == "racing" and not m.holding
+        side.set_class(self.size.width >= 120, "wide")
+        side_w = 40 if self.size.width >= 120 else 32
+        side.update(render.opponents(m, side_w - 3))
+        reconnecting = (
             self.session is not None
             and not self.session.connected
             and m.phase not in ("gone", "kicked")
-        ):
-            hint = "connection lost: reconnecting...  " + hint
-        self.status_line.update(f"{m.status}\n{hint}")
+        )
+        self.status_line.update(render.status_line(m, render.footer_keys(m), reconnecting))
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self.refresh_view)
 
     # -- keys -----------------------------------------------------------------------------------
 
     async def on_key(self, event: events.Key) -> None:
         key = event.character if event.character and event.character.isprintable() else event.key
-        if key == "escape" and self.model.phase != "racing":
+        if key == "escape" and (self.model.phase != "racing" or self.model.holding):
             return
         event.stop()
         if key == "?" or key == "question_mark":
             self.push_screen(HelpScreen())
             return
         if key == "q":
-            if self.quit_armed or self.model.phase in (
-                "lobby",
-                "results",
-                "gone",
-                "kicked",
-                "connecting",
+            if (
+                self.quit_armed
+                or self.model.holding
+                or self.model.phase
+                in (
+                    "lobby",
+                    "results",
+                    "gone",
+                    "kicked",
+                    "connecting",
+                )
             ):
                 await self.shutdown()
                 self.exit()
@@ -250,13 +280,34 @@ class RaceApp(App[None]):
             return
         self.quit_armed = False
         phase = self.model.phase
-        if phase == "racing":
+        if self.model.holding:
+            if key == "n":
+                await self.next_from_results()
+        elif phase == "racing":
             await self.race_key(key)
         elif phase in ("lobby", "countdown"):
             await self.lobby_key(key)
-        elif phase == "results" and key == "n" and self.session is not None:
-            self.run_worker(self.session.rematch(), group="cmd")
         self.refresh_view()
+
+    async def next_from_results(self) -> None:
+        """``n`` on the results: ask for a rematch while the room is still on its results
+        (the screen stays until the room moves on), else go where the room is (and get ready
+        in the lobby)."""
+        model, session = self.model, self.session
+        room = model.room
+        if session is None or room is None:
+            return
+        if model.role == "player" and room.state == "results":
+            if not model.asked_rematch:
+                model.asked_rematch = True
+                model.status = "You asked for a rematch."
+                self.run_worker(session.rematch(), group="cmd")
+            return
+        model.leave_results()
+        if model.role == "player" and room.state == "lobby":
+            me = model.me_member()
+            if not (me and me.ready):
+                self.run_worker(session.ready(True), group="cmd")
 
     async def race_key(self, key: str) -> None:
         if key == "h":
@@ -270,6 +321,34 @@ class RaceApp(App[None]):
         move = self.keys.press(key)
         if move is not None:
             self.run_worker(self.send_move(move), group="move")
+
+    def board_click(self, x: int, y: int) -> None:
+        """A click on the board: pick a run from a card, drop on a pile or foundation, deal."""
+        grid, model, keys = self.grid, self.model, self.keys
+        if grid is None or model.phase != "racing" or model.holding or model.state is None:
+            return
+        target = grid.at(x, y)
+        if target is None:
+            return
+        move = None
+        kind = target[0]
+        if kind == "stock":
+            move = keys.press("d")
+        elif kind == "foundation":
+            move = keys.home(target[1])
+        elif kind == "card" and (keys.source is None or keys.source == target[1]):
+            pile, index = target[1], target[2]
+            keys.select(pile, len(model.state.piles[pile]) - index)
+        elif kind in ("card", "pile"):
+            pile = target[1]
+            if keys.source == pile:
+                keys.source, keys.count = None, 0
+                model.status = ""
+            else:
+                move = keys.press(PILE_KEYS[pile])
+        if move is not None:
+            self.run_worker(self.send_move(move), group="move")
+        self.refresh_view()
 
     def maybe_home(self) -> None:
         state = self.model.state

@@ -39,8 +39,27 @@ from protocol.messages import (
 from protocol.moves import IllegalMove, Kind, Move, Placed
 from protocol.notation import format_move
 
+from .text import ordinal, plural, safe
+
 PILE_KEYS = "1234567890-="
 """Pile keys: 1 to 9, then 0 for pile 10, - for 11 and = for 12."""
+
+
+@dataclass
+class LastResults:
+    """A finished race as its results screen shows it: kept until its viewer leaves it, even
+    when the room has moved on to the lobby or the next race."""
+
+    race_id: str | None
+    title: str
+    game: str
+    standings: list[Standing]
+    reveal: Reveal | None
+    verdict: str | None
+    verified: bool | None
+
+
+FINISHED = ("won", "resigned", "stuck", "disconnected", "left")
 
 
 @dataclass
@@ -69,6 +88,21 @@ class RaceModel:
     witness: Witness = field(default_factory=Witness)
     witness_complete: bool = True
     needs_resync: bool = False
+    last: LastResults | None = None
+    """The latest results, for the results screen."""
+    holding: bool = False
+    """The results screen stays up (until ``n`` or ``q``), whatever the room does meanwhile."""
+    asked_rematch: bool = False
+    """This player asked for a rematch on the results screen."""
+    log: list[str] = field(default_factory=list)
+    """What happened, newest last (joins, leaves, resignations...): see :meth:`say`."""
+    seat_released: bool = False
+
+    def say(self, message: str) -> None:
+        """A thing that happened: into the log and the status line."""
+        self.log.append(message)
+        del self.log[:-50]
+        self.status = message
 
     # -- events ---------------------------------------------------------------------------
 
@@ -86,13 +120,21 @@ class RaceModel:
         self._set_room(e.room)
 
     def _set_room(self, room: RoomInfo) -> None:
+        old = self.room
+        if old is not None and old.code == room.code:
+            for message in room_changes(old, room, self.you):
+                self.say(message)
         self.room = room
         me = self.me_member(room)
         if me is not None:
             self.role = me.role
+            if me.rematch:
+                self.asked_rematch = True
         if room.state == "lobby" and self.phase in ("connecting", "results", "lobby"):
             if self.phase == "results":
                 self._reset_race()
+                if self.holding and self.asked_rematch:
+                    self.holding = False  # this player asked to go on: here they are
             self.phase = "lobby"
 
     def me_member(self, room: RoomInfo | None = None):  # type: ignore[no-untyped-def]
@@ -115,6 +157,9 @@ class RaceModel:
         self.countdown_end = None
 
     def _on_countdown(self, e: Countdown, now: float) -> None:
+        if self.holding and self.asked_rematch:
+            self.holding = False
+        self.asked_rematch = False
         self._reset_race()
         self.phase = "countdown"
         self.countdown_end = now + e.ms / 1000
@@ -159,6 +204,9 @@ class RaceModel:
             )
 
     def _on_progress(self, e: ProgressUpdate, now: float) -> None:
+        if self.phase == "racing":
+            for message in progress_changes(self.progress, e.players, self.you):
+                self.say(message)
         self.progress = e.players
         if self.started is not None and self.phase == "racing":
             self.started = now - e.elapsed_ms / 1000  # follow the server's clock
@@ -168,6 +216,28 @@ class RaceModel:
         self.standings = e.standings
         self.reveal = e.reveal
         self._verify()
+        self._hold_results()
+
+    def _hold_results(self) -> None:
+        room = self.room
+        self.last = LastResults(
+            race_id=self.race_id,
+            title=room.settings.title if room else "",
+            game=room.settings.game if room else "",
+            standings=list(self.standings or []),
+            reveal=self.reveal,
+            verdict=self.verdict,
+            verified=self.verified,
+        )
+        self.holding = True
+        self.asked_rematch = False
+
+    def leave_results(self) -> None:
+        """The viewer is done with the results screen: show what the room is doing now."""
+        self.holding = False
+        if self.room is not None and self.phase == "results" and self.room.state != "results":
+            self._reset_race()
+            self.phase = self.room.state
 
     def _on_snapshot(self, e: Snapshot, now: float) -> None:
         self.you, self.role = e.you, e.role
@@ -184,6 +254,12 @@ class RaceModel:
         if e.elapsed_ms is not None:
             self.started = now - e.elapsed_ms / 1000
         self.time_limit_ms = e.time_limit_ms
+        mine = next((p for p in e.progress if p.id == e.you), None)
+        if mine is not None and mine.status == "disconnected" and not self.seat_released:
+            self.seat_released = True
+            self.say(
+                "you were away too long: your seat in this race was released; you are watching"
+            )
         state = e.room.state
         if state == "countdown":
             self.countdown_end = now + (e.countdown_ms or 0) / 1000
@@ -194,10 +270,13 @@ class RaceModel:
             self.standings = e.standings
             self.reveal = e.reveal
             self._verify()
+            if self.last is None or self.last.race_id != self.race_id:
+                self._hold_results()
 
     def _on_kicked(self, e: Kicked, now: float) -> None:
         self.phase = "kicked"
-        self.status = e.message
+        self.holding = False
+        self.say(e.message)
 
     def _on_notice(self, e: Notice, now: float) -> None:
         self.status = e.message
@@ -249,6 +328,89 @@ class RaceModel:
     def my_progress(self) -> Progress | None:
         return next((p for p in self.progress if p.id == self.you), None)
 
+    def host_name(self) -> str:
+        room = self.room
+        host = next((m for m in room.members if m.host), None) if room else None
+        return safe(host.name) if host else "the host"
+
+    def moved_on(self) -> str | None:
+        """While the results stay up: what the room is doing meanwhile (None: still the results)."""
+        room = self.room
+        if not self.holding or room is None or self.phase == "kicked":
+            return None
+        if room.state == "lobby":
+            return "back in the lobby: press n"
+        if room.state in ("countdown", "racing"):
+            return f"{self.host_name()} started the next race: press n to join in"
+        return None
+
+    def rematch_asked(self) -> list[str]:
+        """Names of the players who asked for a rematch."""
+        room = self.room
+        if room is None or room.state != "results":
+            return []
+        return [safe(m.name) for m in room.members if m.role == "player" and m.rematch]
+
+
+def _names(room: RoomInfo) -> dict[int, str]:
+    return {m.id: safe(m.name) for m in room.members}
+
+
+def room_changes(old: RoomInfo, new: RoomInfo, you: int | None) -> list[str]:
+    """What happened between two room updates, for people: joins, leaves, comings and goings."""
+    out: list[str] = []
+    before = {m.id: m for m in old.members}
+    after = {m.id: m for m in new.members}
+    for mid, m in after.items():
+        if mid == you:
+            continue
+        name = safe(m.name)
+        was = before.get(mid)
+        if was is None:
+            out.append(f"{name} joined" + (" to watch" if m.role == "spectator" else ""))
+            continue
+        if was.connected and not m.connected:
+            out.append(f"{name} lost connection")
+        elif not was.connected and m.connected:
+            out.append(f"{name} is back")
+        if m.rematch and not was.rematch:
+            out.append(f"{name} asks for a rematch")
+    for mid, m in before.items():
+        if mid not in after and mid != you:
+            out.append(f"{safe(m.name)} left")
+    return out
+
+
+def progress_changes(old: list[Progress], new: list[Progress], you: int | None) -> list[str]:
+    """What happened in the race between two progress updates: who won, resigned, got stuck."""
+    out: list[str] = []
+    before = {p.id: p for p in old}
+    if not before:
+        return out
+    winners = sum(1 for p in old if p.status == "won")
+    for p in new:
+        was = before.get(p.id)
+        if was is None or was.status == p.status:
+            continue
+        who = "you" if p.id == you else safe(p.name)
+        if p.status == "won":
+            winners += 1
+            out.append(f"{who} won" if winners == 1 else f"{who} finished {ordinal(winners)}")
+        elif p.status == "resigned":
+            out.append(f"{who} resigned")
+        elif p.status == "stuck":
+            out.append(f"{who} {'are' if p.id == you else 'is'} stuck: no move left")
+        elif p.status == "disconnected" and p.id != you:
+            out.append(f"{who} was away too long: their seat was released")
+        elif p.status == "left" and p.id != you:
+            out.append(f"{who} left the race")
+    mine_before, mine = before.get(you or -1), next((p for p in new if p.id == you), None)
+    if mine is not None and mine.status in FINISHED and mine.status != "disconnected":
+        playing = [safe(p.name) for p in new if p.status == "playing"]
+        if playing and ((mine_before is not None and mine_before.status != mine.status) or out):
+            out.append("waiting for " + ", ".join(playing))
+    return out
+
 
 @dataclass
 class Keys:
@@ -261,6 +423,7 @@ class Keys:
     pending: bool = False
     """A move is on its way to the server: the next waits for its answer."""
     confirm_resign: bool = False
+    confirm_redeal: bool = False
 
     def piles(self) -> int:
         return len(self.model.state.piles) if self.model.state else 0
@@ -287,6 +450,8 @@ class Keys:
             return None
         if key != "x":
             self.confirm_resign = False
+        if key != "r":
+            self.confirm_redeal = False
         if key == "escape":
             self.source, self.count = None, 0
             self.model.status = ""
@@ -294,7 +459,19 @@ class Keys:
         if key == "d":
             return self._checked(Move(Kind.DEAL))
         if key == "r":
+            if not self.confirm_redeal:
+                problem = state.check(Move(Kind.REDEAL))
+                if problem is not None:
+                    self.model.status = f"Not allowed: {problem}."
+                    return None
+                self.confirm_redeal = True
+                self.model.status = "Redeal? press r again (any other key: no)."
+                return None
+            self.confirm_redeal = False
             return self._checked(Move(Kind.REDEAL))
+        if key in ("up", "down"):
+            self.resize(1 if key == "up" else -1)
+            return None
         if key == "u":
             return self._checked(Move(Kind.UNDO))
         if key == "x":
@@ -337,6 +514,42 @@ class Keys:
         move = Move(Kind.TABLEAU, self.source, pile, self.count)
         return self._checked(move)
 
+    def resize(self, step: int) -> None:
+        """Up / down: the picked run grows or shrinks by one card (Spider)."""
+        if self.source is None:
+            self.model.status = "Pick a pile first (its key); then up/down for more/fewer cards."
+            return
+        run = self.movable(self.source)
+        current = self.count or run
+        self.count = max(1, min(run, current + step))
+        self.model.status = self.describe_selection()
+
+    def select(self, pile: int, count: int) -> bool:
+        """Pick ``count`` cards from the top of ``pile`` (a click on a card): False if they
+        do not move together."""
+        state = self.model.state
+        if state is None or self.model.phase != "racing" or self.model.role != "player":
+            return False
+        run = self.movable(pile)
+        if count < 1 or count > run:
+            self.model.status = f"Pile {pile + 1}: those cards do not move together" + (
+                f" (only the top {plural(run, 'card')} {'does' if run == 1 else 'do'})."
+                if run
+                else "."
+            )
+            return False
+        self.source, self.count = pile, (0 if count == run else count)
+        self.confirm_resign = self.confirm_redeal = False
+        self.model.status = self.describe_selection()
+        return True
+
+    def home(self, foundation: int) -> Move | None:
+        """The picked pile to this foundation (a click on it)."""
+        if self.source is None or self.model.state is None:
+            return None
+        dst = -1 if self.model.state.config.game == SPIDER else foundation
+        return self._checked(Move(Kind.FOUNDATION, self.source, dst, 0))
+
     def describe_selection(self) -> str:
         state = self.model.state
         if state is None or self.source is None:
@@ -345,7 +558,7 @@ class Keys:
         n = self.count or run
         p = state.piles[self.source]
         shown = " ".join(cards.names(p[-n:]))
-        extra = " (press it again for fewer)" if run > 1 else ""
+        extra = " (↑/↓ or the same pile again: more/fewer)" if run > 1 else ""
         return f"Pile {self.source + 1}: {shown}{extra}. Now a target pile, or f for a foundation."
 
     def _checked(self, move: Move) -> Move | None:

@@ -1,21 +1,38 @@
-"""Rich text for each part of the client's screen, from the plain :class:`~client.model.RaceModel`."""
+"""Rich text for each part of the client's screen, from the plain :class:`~client.model.RaceModel`.
+
+Everything here builds ``rich.text.Text`` objects, never markup strings: names, room titles and
+server messages come from other people, and ``[/]`` or ``[@click=app.quit]`` in a name must stay
+the characters they are (:func:`client.text.safe` also escapes control characters).  Boards are
+drawn on a :class:`Grid` that remembers what each cell shows, so a mouse click can be mapped back
+to a card, a pile, a foundation or the stock.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 from rich.text import Text
 
 from protocol import cards
 from protocol.config import SPIDER
 from protocol.helena import foundation_name
+from protocol.messages import Progress
 from protocol.moves import UNKNOWN
 
 from .model import PILE_KEYS, Keys, RaceModel
+from .text import clip, plural, safe
 
 RED = "bold red"
 BLACK = "bold white"
 BACK = "blue"
 DIM = "grey50"
 SELECTED = "reverse"
+CARD_BG = "on grey93"
+"""Wide cards are drawn as white tiles (red and black on white)."""
+
+Target = tuple
+"""What a cell shows: ``("card", pile, index)``, ``("pile", pile)``, ``("foundation", f)``,
+``("stock",)``."""
 
 
 def clock(ms: int) -> str:
@@ -23,21 +40,79 @@ def clock(ms: int) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
-def card_text(card: int, style_extra: str = "") -> Text:
+def plain(text: str, style: str = "") -> Text:
+    """Text from another person, as plain text: never markup, control characters escaped."""
+    return Text(safe(text), style=style)
+
+
+def card_text(card: int, style_extra: str = "", width: int = 2) -> Text:
+    """A card's name padded to ``width``; at 4 and more, a white tile with the name inside."""
     if card == UNKNOWN:
-        return Text("??", style=DIM)
+        return Text("??".center(width), style=DIM)
+    name = cards.name(card)
+    if width >= 4:
+        style = ("red" if cards.is_red(card) else "black") + " bold " + CARD_BG
+        return Text((" " + name).ljust(width), style=f"{style} {style_extra}".strip())
     style = RED if cards.is_red(card) else BLACK
-    return Text(cards.name(card), style=f"{style} {style_extra}".strip())
+    return Text(name.ljust(width), style=f"{style} {style_extra}".strip())
+
+
+# -- a grid of text with click targets ------------------------------------------------------
+
+
+@dataclass
+class Grid:
+    """Lines of text built cell by cell, remembering which target each span shows."""
+
+    lines: list[Text] = field(default_factory=list)
+    hits: list[tuple[int, int, int, Target]] = field(default_factory=list)
+    """(y, x0, x1, target): x0 <= x < x1 on line y."""
+    columns: list[tuple[int, int, int, Target]] = field(default_factory=list)
+    """(y0, x0, x1, target): below line y0, a click between x0 and x1 means this pile."""
+
+    def put(self, y: int, x: int, text: Text | str, target: Target | None = None) -> None:
+        while len(self.lines) <= y:
+            self.lines.append(Text())
+        line = self.lines[y]
+        if isinstance(text, str):
+            text = Text(text)
+        if line.cell_len < x:
+            line.append(" " * (x - line.cell_len))
+        elif line.cell_len > x:
+            line.truncate(x)  # overwrite: only used left to right
+        line.append_text(text)
+        if target is not None:
+            self.hits.append((y, x, x + text.cell_len, target))
+
+    def text(self) -> Text:
+        out = Text()
+        for i, line in enumerate(self.lines):
+            out.append_text(line)
+            if i < len(self.lines) - 1:
+                out.append("\n")
+        return out
+
+    def at(self, x: int, y: int) -> Target | None:
+        for hy, x0, x1, target in reversed(self.hits):
+            if hy == y and x0 <= x < x1:
+                return target
+        for y0, x0, x1, target in self.columns:
+            if y >= y0 and x0 <= x < x1:
+                return target
+        return None
+
+
+# -- header, footer ---------------------------------------------------------------------------
 
 
 def header(model: RaceModel, auto_home: bool, now: float | None = None) -> Text:
-    t = Text()
+    t = Text(no_wrap=True, overflow="ellipsis")
     room = model.room
-    title = room.settings.title if room else "Patience Race"
-    t.append(f" {title} ", style="bold")
+    t.append(" ")
+    t.append_text(plain(room.settings.title if room else "Patience Race", "bold"))
     if room is not None:
-        t.append(f" room {room.code[:4]}-{room.code[4:]} ", style="cyan")
-    if model.phase == "racing":
+        t.append(f"  room {room.code[:4]}-{room.code[4:]} ", style="cyan")
+    if model.phase == "racing" and not model.holding:
         elapsed = model.elapsed_ms(now)
         if model.time_limit_ms:
             t.append(
@@ -46,11 +121,11 @@ def header(model: RaceModel, auto_home: bool, now: float | None = None) -> Text:
         else:
             t.append(f"  time {clock(elapsed)}", style="yellow")
     state = model.state
-    if state is not None and model.phase in ("racing", "results"):
+    if state is not None and model.phase in ("racing", "results") and not model.holding:
         t.append(f"  score {state.score()}", style="bold green")
         if state.score2() is not None:
             t.append(f" ({state.score2()})", style="green")
-        t.append(f"  moves {state.moves}  undos {state.undos}")
+        t.append(f"  {plural(state.moves, 'move')}  {plural(state.undos, 'undo')}")
         if state.config.game == SPIDER:
             t.append(f"  auto-home {'on' if auto_home else 'off'}", style=DIM)
     if model.role == "spectator":
@@ -58,7 +133,45 @@ def header(model: RaceModel, auto_home: bool, now: float | None = None) -> Text:
     return t
 
 
-def lobby(model: RaceModel, now: float | None = None) -> Text:
+def footer_keys(model: RaceModel) -> str:
+    """The keys that do something on the screen shown now."""
+    if model.holding:
+        if model.role != "player":
+            return "n: follow the room   q: leave   ?: help"
+        room = model.room
+        if room is not None and room.state == "results" and not model.asked_rematch:
+            return "n: rematch   q: leave   ?: help"
+        return "n: next race   q: leave   ?: help"
+    phase = model.phase
+    if phase == "racing":
+        if model.role != "player" or model.state is None:
+            return "q q: leave   ?: help"
+        if model.state.config.game == SPIDER:
+            return (
+                "1-0 pick/drop  ↑↓ more/fewer  f home  d deal  u undo  x x resign  q q quit  ? help"
+            )
+        return (
+            "1-0-= pick/drop  f/k/a home  r r redeal  "
+            + ("d deal  " if model.state.deals_left else "")
+            + "u undo  x x resign  q q quit  ? help"
+        )
+    if phase == "countdown":
+        return "q: leave   ?: help"
+    if phase == "lobby":
+        if model.role != "player":
+            return "q: leave   ?: help   (watching)"
+        if model.is_host():
+            return "r: ready  s: start  g/o/m/t/u/+/-/p: settings  q: leave  ?: help"
+        return "r: ready / not ready   q: leave   ?: help"
+    if phase in ("kicked", "gone"):
+        return "q: quit"
+    return "q: quit   ?: help"
+
+
+# -- lobby and countdown ----------------------------------------------------------------------------
+
+
+def lobby(model: RaceModel, now: float | None = None, join_hint: str | None = None) -> Text:
     t = Text()
     room = model.room
     if room is None:
@@ -67,21 +180,30 @@ def lobby(model: RaceModel, now: float | None = None) -> Text:
     code = f"{room.code[:4]}-{room.code[4:]}"
     t.append("Room ", style="bold")
     t.append(code, style="bold cyan")
-    t.append(f"   ({'private' if s.private else 'public'}: others join with ", style=DIM)
-    t.append(f"patience-race join {code}", style="cyan")
-    t.append(")\n\n", style=DIM)
-    t.append(f"Game: {s.title}\n")
+    t.append(f"   ({'private' if s.private else 'public'})\n", style=DIM)
+    t.append("others join with: ", style=DIM)
+    if join_hint:
+        hint = join_hint.removeprefix("others join with: ")
+        t.append_text(plain(hint, "cyan"))
+    else:
+        t.append(f"patience-race join {code}", style="cyan")
+    t.append("\n\n")
+    t.append("Game: ")
+    t.append_text(plain(s.title))
+    t.append("\n")
     mode = "first to win" if s.mode == "first" else "highest score"
     limit = f"{s.time_limit // 60} min" if s.time_limit else "none"
-    t.append(f"Mode: {mode}   Time limit: {limit}   Undo: {s.undo}   Seats: {s.seats}")
-    t.append("   Deal: fixed\n" if s.fixed_deal else "   Deal: random\n")
-    t.append("\n")
+    t.append(f"Mode: {mode}   Time limit: {limit}   Undo: {s.undo}\n")
+    t.append(f"Seats: {s.seats}   Deal: {'fixed' if s.fixed_deal else 'random'}\n\n")
     players = [m for m in room.members if m.role == "player"]
     for m in players:
         mark = Text("ready  ", style="bold green") if m.ready else Text("waiting", style="yellow")
         t.append("  ")
         t.append_text(mark)
-        t.append(f"  {m.name}", style="bold" if m.id == model.you else "")
+        t.append("  ")
+        t.append_text(plain(m.name, "bold" if m.id == model.you else ""))
+        if m.bot:
+            t.append("  (bot)", style=DIM)
         if m.host:
             t.append("  (host)", style=DIM)
         if not m.connected:
@@ -91,48 +213,127 @@ def lobby(model: RaceModel, now: float | None = None) -> Text:
         t.append("  ·        (free seat)\n", style=DIM)
     watchers = [m.name for m in room.members if m.role == "spectator"]
     if watchers:
-        t.append(f"\nWatching: {', '.join(watchers)}\n", style="magenta")
+        t.append("\nWatching: ", style="magenta")
+        t.append_text(plain(", ".join(watchers), "magenta"))
+        t.append("\n")
     t.append("\n")
     if model.phase == "countdown":
         t.append(f"Starting in {model.countdown_left_ms(now) / 1000:.1f} s\n", style="bold yellow")
     elif model.role == "player":
         t.append("r: ready / not ready", style="bold")
         if model.is_host():
-            t.append(
-                "   s: start now   g: game  o: options  m: mode  t: time  u: undo  +/-: seats  p: private"
-            )
+            t.append("   s: start now\n")
+            t.append("g: game  o: options  m: mode  t: time  u: undo  +/-: seats  p: private")
         t.append("\n")
     else:
         t.append("You are watching: the race starts when the players are ready.\n")
     return t
 
 
-def board(model: RaceModel, keys: Keys, height: int = 18) -> Text:
+DIGITS = {
+    "0": ["█████", "█   █", "█   █", "█   █", "█████"],
+    "1": ["  █  ", " ██  ", "  █  ", "  █  ", " ███ "],
+    "2": ["█████", "    █", "█████", "█    ", "█████"],
+    "3": ["█████", "    █", " ████", "    █", "█████"],
+    "4": ["█   █", "█   █", "█████", "    █", "    █"],
+    "5": ["█████", "█    ", "█████", "    █", "█████"],
+    "6": ["█████", "█    ", "█████", "█   █", "█████"],
+    "7": ["█████", "    █", "   █ ", "  █  ", "  █  "],
+    "8": ["█████", "█   █", "█████", "█   █", "█████"],
+    "9": ["█████", "█   █", "█████", "    █", "█████"],
+}
+
+
+def big_number(n: int) -> list[str]:
+    """``n`` in five-line block digits."""
+    rows = ["", "", "", "", ""]
+    for i, d in enumerate(str(n)):
+        for r in range(5):
+            rows[r] += ("  " if i else "") + DIGITS[d][r]
+    return rows
+
+
+def countdown(model: RaceModel, width: int, height: int, now: float | None = None) -> Text:
+    """The countdown you cannot miss: 3, 2, 1 in big digits in the middle of the board."""
+    left = model.countdown_left_ms(now)
+    n = max(1, -(-left // 1000))
+    digits = big_number(n)
+    lines: list[Text] = []
+    body = [
+        Text("The race starts in", style="bold"),
+        Text(""),
+        *[Text(row, style="bold yellow") for row in digits],
+        Text(""),
+    ]
+    room = model.room
+    if room is not None:
+        body.append(plain(room.settings.title, DIM))
+    if model.role != "player" or not _in_race(model):
+        body.append(Text("you are watching this one", style="magenta"))
+    top = max(0, (height - len(body)) // 2)
+    lines.extend(Text("") for _ in range(top))
+    for line in body:
+        pad = max(0, (width - line.cell_len) // 2)
+        lines.append(Text(" " * pad) + line)
+    return Text("\n").join(lines)
+
+
+def _in_race(model: RaceModel) -> bool:
+    me = model.me_member()
+    return bool(me and me.ready)
+
+
+# -- boards ---------------------------------------------------------------------------------
+
+
+def board(model: RaceModel, keys: Keys, height: int = 18, width: int = 46) -> Text:
+    return board_grid(model, keys, height, width).text()
+
+
+def board_grid(model: RaceModel, keys: Keys, height: int = 18, width: int = 46) -> Grid:
     state = model.state
+    grid = Grid()
     if state is None:
-        if model.role == "spectator":
-            return Text(
-                "You are watching: boards stay private until the race is over.\n", style=DIM
+        if model.role == "spectator" or model.phase == "racing":
+            grid.put(
+                0, 0, Text("You are watching: boards stay private until the race is over.", DIM)
             )
-        return Text("")
+        return grid
     if state.config.game == SPIDER:
-        return _spider(model, keys, height)
-    return _helena(model, keys)
+        _spider(grid, model, keys, height, width)
+    else:
+        _helena(grid, model, keys, height, width)
+    return grid
 
 
-def _spider(model: RaceModel, keys: Keys, height: int) -> Text:
+def _sizes(width: int, piles: int, small: int) -> tuple[int, int]:
+    """(card width, gap) for ``piles`` columns in ``width`` cells: cards grow with the screen."""
+    cell = max(small + 1, min(9, width // piles))
+    if cell <= 4:
+        return cell - 1, 1
+    if cell <= 6:
+        return cell - 1, 1
+    return cell - 2, 2
+
+
+def _spider(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -> None:
     state = model.state
     assert state is not None
-    t = Text()
     done = sum(1 for f in state.foundations if f)
-    t.append(f"Stock {len(state.stock)} ({state.deals_left} deals)  Home {done}/8\n", style=DIM)
-    cols: list[list[Text]] = []
-    rows = max(4, height - 3)
+    stock = Text(f"Stock {len(state.stock)} ({plural(state.deals_left, 'deal')})", style=DIM)
+    grid.put(0, 0, stock, ("stock",) if state.stock else None)
+    grid.put(0, stock.cell_len, Text(f"  Home {done}/8", style=DIM))
+    card_w, gap = _sizes(width, 10, 3)
+    cell = card_w + gap
+    tall = height >= 30
+    top = 3 if tall else 2
+    rows = max(4, height - top - 1)
+    cols: list[list[tuple[Text, Target]]] = []
     for i, pile in enumerate(state.piles):
         down = state.down[i]
-        cells: list[Text] = []
+        cells: list[tuple[Text, Target]] = []
         if down:
-            cells.append(Text(f"▒{down:<2}", style=BACK))
+            cells.append((Text(f"▒{down}".ljust(card_w), style=BACK), ("pile", i)))
         up = pile[down:]
         sel = 0
         if keys.source == i:
@@ -141,139 +342,339 @@ def _spider(model: RaceModel, keys: Keys, height: int) -> Text:
         room = rows - len(cells)
         if len(shown) > room:
             cut = len(shown) - (room - 1)
-            cells.append(Text(f"+{cut:<2}", style=DIM))
+            cells.append((Text(f"+{cut}".ljust(card_w), style=DIM), ("pile", i)))
             shown = shown[cut:]
         for j, c in shown:
             selected = sel and j >= len(up) - sel
-            cells.append(card_text(c, SELECTED if selected else ""))
+            cells.append(
+                (card_text(c, SELECTED if selected else "", card_w), ("card", i, down + j))
+            )
         if not cells:
-            cells.append(Text("__", style=DIM))
+            cells.append((Text("__".ljust(card_w), style=DIM), ("pile", i)))
         cols.append(cells)
+    # taller cards when there is room: two lines a card, and the top card of each pile
+    # gets a body below its name
+    longest = max(len(c) for c in cols)
+    step = 2 if tall and longest * 2 + 2 <= rows else 1
+    extra = min(2, rows - longest * step) if tall else 0
     for i in range(len(cols)):
-        t.append(f"{PILE_KEYS[i]:^3} ", style="bold cyan" if keys.source == i else DIM)
-    t.append("\n")
-    for r in range(max(len(c) for c in cols)):
-        for c in cols:
-            cell = c[r] if r < len(c) else Text("")
-            t.append_text(cell)
-            t.append(" " * (4 - len(cell.plain)))
-        t.append("\n")
-    return t
+        x = i * cell
+        label = Text(f"{PILE_KEYS[i]:^{card_w}}", style="bold cyan" if keys.source == i else DIM)
+        grid.put(top - 1, x, label, ("pile", i))
+        grid.columns.append((top, x, x + cell, ("pile", i)))
+    for i, c in enumerate(cols):
+        x = i * cell
+        for r, (text, target) in enumerate(c):
+            grid.put(top + r * step, x, text, target)
+            if step == 2 and target[0] == "card":
+                grid.put(top + r * step + 1, x, Text(" " * card_w, style=text.style), target)
+            elif step == 2 and text.plain.startswith("▒"):
+                grid.put(top + r * step + 1, x, Text("▒" * card_w, style=BACK), target)
+        last_text, last_target = c[-1]
+        if extra > 0 and last_target[0] == "card":
+            for k in range(extra):
+                body = Text(" " * card_w, style=last_text.style)
+                grid.put(top + len(c) * step + k, x, body, last_target)
 
 
-def _helena(model: RaceModel, keys: Keys) -> Text:
+def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -> None:
+    """St. Helena and Louis as PySolFC lays them out: the kings above the aces in the middle,
+    piles 1-4 above the kings, 5-6 on the right, 7-10 below the aces (right to left) and 11-12
+    on the left (bottom to top).  Every pile is fanned so that its top card, the one you can
+    play, lies next to the foundations."""
     state = model.state
     assert state is not None
-    t = Text()
-    fl = Text("Home f1-4 ", style=DIM)
-    for f, fnd in enumerate(state.foundations):
-        if f == 4:
-            fl.append(" f5-8 ", style=DIM)
-        fl.append_text(card_text(fnd[-1]) if fnd else Text("--", style=DIM))
-        fl.append(" ")
-    t.append_text(fl)
-    t.append("\n")
-    extra = f"redeals left {state.redeals_left}"
-    if state.config.game == "louis":
-        extra = (
-            f"stock {len(state.stock)} (d deals it)  " if state.deals_left else "stock dealt  "
-        ) + extra
+    louis = state.config.game == "louis"
+    # the information lines
+    deal_no = 3 - state.redeals_left
+    info = Text(f"deal {deal_no} of 3", style="bold")
+    info.append(
+        f", {plural(state.redeals_left, 'redeal')} left (r r)"
+        if state.redeals_left
+        else ", no redeal left",
+        style=DIM,
+    )
+    y = 0
+    if louis:
+        if state.deals_left:
+            grid.put(y, 0, Text(f"Stock {len(state.stock)} (d)", "bold"), ("stock",))
+        else:
+            grid.put(y, 0, Text("Stock dealt", DIM))
+        grid.put(y, grid.lines[y].cell_len + 2, info)
+    else:
+        grid.put(y, 0, info)
+    y += 1
     if state.first_deal:
-        extra += "  first deal: 1-4 → f1-4, 7-10 → f5-8"
-    t.append(extra + "\n", style=DIM)
-    width = 14
-    for i, pile in enumerate(state.piles):
-        t.append(f"{PILE_KEYS[i]:>2} ", style="bold cyan" if keys.source == i else DIM)
-        shown = pile
-        if len(pile) > width:
-            t.append(f"+{len(pile) - width:<2} ", style=DIM)
-            shown = pile[-width:]
-        for j, c in enumerate(shown):
-            last = j == len(shown) - 1
-            t.append_text(card_text(c, SELECTED if (last and keys.source == i) else ""))
-            t.append(" ")
+        grid.put(y, 0, Text("deal 1: piles 1-4 → kings, 7-10 → aces only", "yellow"))
+    elif state.redeals_left:
+        grid.put(y, 0, Text("redeal: gathers piles 12..1, deals from pile 1", DIM))
+    else:
+        grid.put(y, 0, Text("last deal: any pile to any foundation", DIM))
+    y += 1
+    if height >= 30:
+        y += 1
+    # sizes: four foundation columns in the middle, a side pile on each side
+    card_w = 2 if width < 60 else 3 if width < 90 else 4
+    gap = 1 if width < 90 else 2
+    cell = card_w + gap
+    side_w = max(2 * cell + 3, (width - 4 * cell - 2) // 2)
+    mid_x = side_w + 1
+    band = max(3, (height - y - 4) // 2)
+    sel = keys.source
+
+    def key_label(i: int) -> Text:
+        return Text(f"{PILE_KEYS[i]:^{card_w}}", style="bold cyan" if sel == i else DIM)
+
+    def card(i: int, j: int) -> Text:
+        pile = state.piles[i]
+        selected = sel == i and j == len(pile) - 1
+        return card_text(pile[j], SELECTED if selected else "", card_w)
+
+    # top band: piles 1-4 above the kings, top card at the bottom of the band
+    for k, i in enumerate(range(0, 4)):
+        x = mid_x + k * cell
+        grid.put(y, x, key_label(i), ("pile", i))
+        pile = state.piles[i]
+        n = min(len(pile), band)
+        first = len(pile) - n
+        if first:
+            first += 1
+            n -= 1
+        rows: list[tuple[Text, Target]] = []
+        if first:
+            rows.append((Text(f"+{first}".ljust(card_w), DIM), ("pile", i)))
+        rows += [(card(i, j), ("card", i, j)) for j in range(first, len(pile))]
         if not pile:
-            t.append("(empty)", style=DIM)
-        t.append("\n")
-    return t
+            rows.append((Text("__".ljust(card_w), DIM), ("pile", i)))
+        start = y + 1 + band - len(rows)
+        for r, (text, target) in enumerate(rows):
+            grid.put(start + r, x, text, target)
+        for r in range(y + 1, y + 1 + band):
+            grid.hits.append((r, x, x + cell, ("pile", i)))
+    y += 1 + band
+    # the foundation rows, side piles beside them
+    for row, (left, right, founds) in enumerate(((11, 4, range(0, 4)), (10, 5, range(4, 8)))):
+        yy = y + row
+        # left pile: key at the far left, top card nearest the foundations
+        room = max(1, (side_w - 6) // cell)
+        pile = state.piles[left]
+        grid.put(yy, 0, key_label(left), ("pile", left))
+        shown = list(range(max(0, len(pile) - room), len(pile)))
+        x = side_w - len(shown) * cell
+        if len(shown) < len(pile):
+            more = Text(f"+{len(pile) - len(shown)}", DIM)
+            grid.put(yy, x - more.cell_len - 1, more, ("pile", left))
+        for j in shown:
+            grid.put(yy, x, card(left, j), ("card", left, j))
+            x += cell
+        if not pile:
+            grid.put(yy, side_w - cell, Text("__".ljust(card_w), DIM), ("pile", left))
+        grid.hits.append((yy, 0, side_w, ("pile", left)))
+        # the foundations
+        for k, f in enumerate(founds):
+            fnd = state.foundations[f]
+            text = card_text(fnd[-1], "", card_w) if fnd else Text("--".ljust(card_w), DIM)
+            grid.put(yy, mid_x + k * cell, text, ("foundation", f))
+        # right pile: top card nearest the foundations, key at the far right
+        pile = state.piles[right]
+        x0 = mid_x + 4 * cell + 1
+        x = x0
+        shown = list(range(len(pile) - 1, max(-1, len(pile) - 1 - room), -1))
+        for j in shown:
+            grid.put(yy, x, card(right, j), ("card", right, j))
+            x += cell
+        if len(shown) < len(pile):
+            grid.put(yy, x, Text(f"+{len(pile) - len(shown)}", DIM), ("pile", right))
+        if not pile:
+            grid.put(yy, x, Text("__".ljust(card_w), DIM), ("pile", right))
+        grid.put(yy, x0 + side_w - 2, key_label(right), ("pile", right))
+        grid.hits.append((yy, x0 - 1, x0 + side_w, ("pile", right)))
+    y += 2
+    # bottom band: piles 7-10 below the aces, right to left, top card at the top of the band
+    for k, i in enumerate((9, 8, 7, 6)):
+        x = mid_x + k * cell
+        pile = state.piles[i]
+        n = min(len(pile), band)
+        first = len(pile) - n
+        if first:
+            first += 1
+        rows = [(card(i, j), ("card", i, j)) for j in range(len(pile) - 1, first - 1, -1)]
+        if first:
+            rows.append((Text(f"+{first}".ljust(card_w), DIM), ("pile", i)))
+        if not pile:
+            rows.append((Text("__".ljust(card_w), DIM), ("pile", i)))
+        for r, (text, target) in enumerate(rows):
+            grid.put(y + r, x, text, target)
+        for r in range(y, y + band):
+            grid.hits.append((r, x, x + cell, ("pile", i)))
+        grid.put(y + band, x, key_label(i), ("pile", i))
+
+
+# -- the race panel -------------------------------------------------------------------------------
+
+
+def race_share(p: Progress, game: str) -> tuple[int, int, str]:
+    """How far a player is toward a win in this game: (done, of, unit)."""
+    if game == SPIDER:
+        return p.suits, 8, "suits"
+    return p.foundation_cards + 8, 104, "home"
 
 
 def opponents(model: RaceModel, width: int = 30) -> Text:
-    t = Text()
+    """The race panel: one block per player, fixed columns, names cut with an ellipsis."""
+    t = Text(no_wrap=True, overflow="crop")
     if not model.progress:
         return t
-    top = 1000 if model.room and model.room.settings.game == SPIDER else 96
+    game = model.room.settings.game if model.room else SPIDER
     t.append("Race\n", style="bold")
-    bar_w = max(6, width - 14)
+    width = max(20, width)
+    bar_w = width - 14
     for p in sorted(model.progress, key=lambda p: (-p.score, p.score_ms)):
         me = p.id == model.you
-        name = (p.name[:10] + (" *" if me else "")).ljust(12)
-        t.append(name, style="bold" if me else "")
-        t.append(f"{p.score:>4}\n", style="green")
-        filled = round(bar_w * min(p.score, top) / top)
-        t.append("  " + "█" * filled + "░" * (bar_w - filled), style="green" if me else "cyan")
         status = {
+            "waiting": "",
             "playing": "",
-            "won": " WON",
-            "resigned": " resigned",
-            "stuck": " stuck",
-            "disconnected": " gone",
-            "left": " left",
+            "won": "won",
+            "resigned": "resigned",
+            "stuck": "stuck",
+            "disconnected": "gone",
+            "left": "left",
         }[p.status]
         if not p.connected and p.status == "playing":
-            status = " away"
-        t.append(status + "\n", style="bold yellow" if p.status == "won" else DIM)
-        detail = f"  m{p.moves} u{p.undos} "
-        detail += (
-            f"turned {p.turned} suits {p.suits}" if top == 1000 else f"home {p.foundation_cards}"
-        )
-        if p.finish_ms is not None:
-            detail += f" {clock(p.finish_ms)}"
+            status = "away"
+        name_w = width - 7 - (len(status) + 1 if status else 0)
+        line = Text()
+        line.append(clip(p.name, name_w - 2) + (" *" if me else ""), style="bold" if me else "")
+        line.pad_right(name_w - line.cell_len)
+        if status:
+            line.append(" " + status, style="bold yellow" if p.status == "won" else DIM)
+        line.append(f"{p.score:>7}", style="green")
+        t.append_text(line)
+        t.append("\n")
+        done, total, unit = race_share(p, game)
+        filled = round(bar_w * min(done, total) / total)
+        t.append(" " + "█" * filled + "░" * (bar_w - filled), style="green" if me else "cyan")
+        t.append(f"{f'{done}/{total} {unit}':>13}\n", style=DIM)
+        when = clock(p.finish_ms) if p.finish_ms is not None else ""
+        detail = f" {plural(p.moves, 'move')}, {plural(p.undos, 'undo')}"
+        detail = detail[: width - 6].ljust(width - 6) + f"{when:>6}"
         t.append(detail + "\n", style=DIM)
     return t
 
 
-def results(model: RaceModel) -> Text:
+# -- results ------------------------------------------------------------------------------------
+
+RESULT_WORDS = {
+    "won": "won",
+    "resigned": "resigned",
+    "stuck": "stuck",
+    "left": "left",
+    "disconnected": "disconnected",
+    "playing": "playing",
+    "waiting": "playing",
+}
+
+
+def results(model: RaceModel, width: int = 78) -> Text:
+    """The results table, the deal check, who asked for a rematch and what the room does now."""
+    last = model.last
     t = Text()
-    t.append("Results\n\n", style="bold")
-    for s in model.standings or []:
+    t.append("Results", style="bold")
+    if last is not None and last.title:
+        t.append("  ")
+        t.append_text(plain(last.title, DIM))
+    t.append("\n\n")
+    standings = last.standings if last is not None else (model.standings or [])
+    spider = last is not None and last.game == SPIDER
+    name_w = max(6, min(24, width - 52))
+    head = f"{'#':>2}  {'name':<{name_w}} {'result':<12} {'score':>6}"
+    head += f" {'aisle':>5}" if spider else ""
+    head += f" {'time':>6} {'moves':>5} {'undos':>5}\n"
+    t.append(head, style="bold " + DIM)
+    for s in standings:
         me = s.id == model.you
-        time_ = clock(s.finish_ms) if s.finish_ms is not None else "  -  "
-        line = f"{s.rank:>2}. {s.name[:16]:<16} {s.status:<12} {s.score:>5}"
-        line += f" ({s.score2:>2})" if s.score2 is not None else "     "
-        line += f"  {time_}  moves {s.moves:<4} undos {s.undos}\n"
-        t.append(line, style="bold yellow" if me else "")
+        style = "bold yellow" if me else ""
+        t.append(f"{s.rank:>2}. ", style=style)
+        t.append(clip(s.name, name_w).ljust(name_w), style=style)
+        word = RESULT_WORDS.get(s.status, s.status)
+        row = f" {word:<12} {s.score:>6}"
+        if spider:
+            row += f" {s.score2:>5}" if s.score2 is not None else f" {'':>5}"
+        time_ = clock(s.finish_ms) if s.finish_ms is not None else "-"
+        row += f" {time_:>6} {s.moves:>5} {s.undos:>5}\n"
+        t.append(row, style=style)
     t.append("\n")
-    if model.verdict:
-        style = "bold green" if model.verified else "bold white on red"
-        t.append(model.verdict + "\n", style=style)
-    if model.reveal is not None:
-        t.append(f"Replay it in PySolFC as game #{model.reveal.number}.\n", style=DIM)
-    t.append("\nn: rematch    q: quit\n", style="bold")
+    verdict = last.verdict if last is not None else model.verdict
+    verified = last.verified if last is not None else model.verified
+    if verdict:
+        style = "bold green" if verified else "bold white on red"
+        t.append(verdict + "\n", style=style)
+    reveal = last.reveal if last is not None else model.reveal
+    if reveal is not None:
+        t.append(f"Replay it in PySolFC as game #{reveal.number}.\n", style=DIM)
+    asked = model.rematch_asked()
+    if asked:
+        t.append("\nrematch asked by: ", style="bold")
+        t.append_text(plain(", ".join(asked)))
+        t.append("\n")
+        room = model.room
+        if model.asked_rematch and room is not None:
+            waiting = [
+                m.name for m in room.members if m.role == "player" and m.connected and not m.rematch
+            ]
+            if waiting:
+                t.append("waiting for ", style=DIM)
+                t.append_text(plain(", ".join(waiting), DIM))
+                t.append("\n")
+    moved = model.moved_on()
+    if moved:
+        t.append("\n")
+        t.append(moved + "\n", style="bold cyan")
+    t.append("\n")
+    if model.role != "player":
+        t.append("n: follow the room    q: leave\n", style="bold")
+    elif model.room is not None and model.room.state == "results" and not model.asked_rematch:
+        t.append("n: rematch    q: leave\n", style="bold")
+    else:
+        t.append("n: next race    q: leave\n", style="bold")
     return t
 
 
-HELP = """Keys
+def message_screen(model: RaceModel) -> Text:
+    t = plain(model.status)
+    t.append("\n\nPress q to quit.")
+    return t
 
-Pick a pile with its key, then the target pile:
-  1 ... 9 0 - =   piles 1 to 12 (0 is pile 10, - 11, = 12)
-  same pile again take one card fewer (Spider)
-  f               send the picked pile home (to a foundation)
-  k / a           St. Helena, Louis: to its king / ace foundation
-  d               deal (Spider: a card on each pile; Louis: the stock)
-  r               redeal (St. Helena, Louis)
-  u               undo (not past a card turned, a deal or a redeal)
-  h               Spider: complete suits go home by themselves (on/off)
-  x x             resign
-  escape          drop the picked pile
-  ?               this help
-  q q             quit (your seat waits: join again to resume)
 
-Lobby: r ready, s start (host). The host sets the game with
-g (game), o (options), m (mode), t (time), u (undo), +/- (seats),
-p (private).   Results: n rematch.
+def status_line(model: RaceModel, keys_hint: str, reconnecting: bool) -> Text:
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append_text(plain(model.status))
+    t.append("\n")
+    if reconnecting:
+        t.append("connection lost: reconnecting...  ", style="bold red")
+    t.append(keys_hint, style=DIM)
+    return t
 
-Press any key to go back."""
+
+HELP = """Keys  (the rules of each game: docs/rules.md)
+Race: pick a pile with its key, then the target pile
+  1-9 0 - =   piles 1 to 12 (0 is pile 10, - 11, = 12)
+  ↑ / ↓       Spider: more / fewer cards of the picked run
+              (or the same pile key again: one card fewer)
+  f           the picked pile home;  k / a: to its king / ace foundation
+  d           deal (Spider: a card on each pile; Louis: the stock)
+  r r         redeal (St. Helena, Louis)      u   undo
+  h           Spider: full suits go home by themselves (on/off)
+  x x         resign      escape  drop the picked pile
+  mouse       click a card: pick the run from it; click a pile: drop
+              there; click a foundation: home; click the stock: deal
+  q q         quit (your seat waits: join again to resume)
+St. Helena, Louis: kings above the aces in the middle; every pile's top
+card lies next to them. A redeal gathers piles 12..1, deals from pile 1.
+Lobby: r ready / not ready;  the host: s start now, g game, o options,
+  m mode, t time, u undo, +/- seats, p private.   q leave
+Results: n rematch (watching: n follows the room), q leave
+?  this help.   Press any key to go back."""
 
 
 def foundation_label(f: int) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from protocol.config import SPIDER
 from protocol.view import BoardView
 
@@ -13,7 +15,7 @@ def render_board(view: BoardView, title: str = "") -> str:
     lines = [title] if title else []
     if view.game == SPIDER:
         lines.append(
-            f"Stock: {view.stock} cards ({view.deals_left} deal{'s' if view.deals_left != 1 else ''}"
+            f"Stock: {view.stock} cards ({plural(view.deals_left, 'deal')}"
             f" left)   Foundations: {sum(1 for f in view.foundations if f)} of 8 suits"
         )
     else:
@@ -42,3 +44,53 @@ def _foundations(view: BoardView) -> str:
     for i, f in enumerate(view.foundations):
         parts.append(f"f{i + 1}:{f[-1] if f else '--'}")
     return " ".join(parts[:4]) + "  |  " + " ".join(parts[4:])
+
+
+# -- text from other people ---------------------------------------------------------------------
+
+
+def safe(text: str) -> str:
+    """Text from another person (a name, a room title, a server message quoting one), made safe
+    for a terminal: every control or format character (ESC, BEL, CR, bidi overrides...) is shown
+    escaped as ``\\x1b`` / ``\\u202e`` instead of being sent to the terminal.
+
+    The result is still *plain text*: draw it in a ``rich.text.Text`` (never as markup), so that
+    ``[/]`` or ``[@click=app.quit]`` stay the characters they are."""
+    out = []
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp") and ch != " ":
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` made safe and cut to ``width`` cells, ending in an ellipsis when cut."""
+    from rich.cells import cell_len
+
+    text = safe(text)
+    if cell_len(text) <= width:
+        return text
+    out, used = [], 0
+    for ch in text:
+        w = cell_len(ch)
+        if used + w > width - 1:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + "…"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 deal``, ``2 deals``, ``0 deals``."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``11th``, ``22nd``."""
+    if 10 <= n % 100 <= 20:
+        return f"{n}th"
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th') }"

@@ -134,7 +134,7 @@ async def test_race_in_the_app_against_a_real_server() -> None:
                 pilot, lambda: any(p.name == "Bob" and p.moves == 1 for p in app.model.progress)
             )
             await pilot.pause(0.3)
-            assert "m1" in str(app.side.render())
+            assert "1 move," in str(app.side.render())
             await pilot.press("escape")
             await wait_until(pilot, lambda: app.screen is app.screen_stack[0])
             assert "Bob" in text_of(app, "#side")

@@ -1,0 +1,234 @@
+"""The Textual client against a real server: results that stay, hostile names, mouse and arrows,
+the countdown, the lobby's join hint, the screen used at every size."""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+from client.app import Plan, RaceApp
+from client.net import Connection
+from protocol.messages import (
+    CreateRoom,
+    Joined,
+    JoinRoom,
+    MoveCmd,
+    Ready,
+    Rematch,
+    Settings,
+    Start,
+    WireMove,
+)
+from protocol.moves import Kind
+
+from .server_helpers import fast_limits, running_server
+from .test_client_app import text_of, wait_until
+
+SPIDER1 = Settings(game="spider", options={"suits": 1})
+
+
+def status_of(app: RaceApp) -> str:
+    return str(app.query_one("#status", Static).render())
+
+
+async def resign(conn: Connection) -> None:
+    await conn.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
+
+
+async def test_results_stay_until_their_viewer_leaves_them() -> None:
+    """Bob (the host) asks for a rematch and starts the next lobby at once: Ann's results
+    stay up, say where the room went, and n takes her there and readies her."""
+    async with running_server(fast_limits(countdown_ms=1500)) as server:
+        bob = Connection(server.url)
+        await bob.open()
+        joined = await bob.request(CreateRoom(seq=0, name="Bob", settings=SPIDER1))
+        assert isinstance(joined, Joined)
+        code = joined.room.code
+        app = RaceApp(Plan(action="join", name="Ann", url=server.url, code=code))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.phase == "lobby")
+            await bob.request(Ready(seq=0))
+            await pilot.press("r")
+            await wait_until(pilot, lambda: app.model.phase == "racing")
+            # Ann resigns first: she is told whom she waits for
+            await pilot.press("x", "x")
+            await wait_until(pilot, lambda: "waiting for Bob" in status_of(app))
+            await resign(bob)
+            await wait_until(pilot, lambda: app.model.holding)
+            board = text_of(app, "#board")
+            assert "Results" in board and "resigned" in board and "deal verified" in board
+            assert "n: rematch" in board and "n: rematch" in status_of(app)
+            # Bob asks: everyone sees it
+            await bob.request(Rematch(seq=0))
+            await wait_until(pilot, lambda: "rematch asked by: Bob" in text_of(app, "#board"))
+            # Bob, the host, starts: the room goes back to the lobby, Ann's results stay
+            await bob.request(Start(seq=0))
+            await wait_until(pilot, lambda: app.model.room.state == "lobby")  # type: ignore[union-attr]
+            await pilot.pause(0.3)
+            board = text_of(app, "#board")
+            assert app.model.holding
+            assert "Results" in board and "deal verified" in board
+            assert "back in the lobby: press n" in board
+            # n: to the lobby, ready; with Bob ready the countdown starts, in big digits
+            await pilot.press("n")
+            await wait_until(pilot, lambda: app.model.phase == "countdown")
+            assert not app.model.holding
+            await wait_until(pilot, lambda: "The race starts in" in text_of(app, "#board"))
+            assert "█" in text_of(app, "#board")
+            await wait_until(pilot, lambda: app.model.phase == "racing")
+            assert "Stock 50" in text_of(app, "#board")
+            await bob.close()
+
+
+async def test_a_spectator_follows_the_room_to_the_next_race() -> None:
+    async with running_server() as server:
+        ann, bob = Connection(server.url), Connection(server.url)
+        await ann.open()
+        await bob.open()
+        joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=SPIDER1))
+        assert isinstance(joined, Joined)
+        code = joined.room.code
+        await bob.request(JoinRoom(seq=0, code=code, name="Bob"))
+        app = RaceApp(Plan(action="watch", name="Cy", url=server.url, code=code))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.phase == "lobby")
+            assert "r:" not in status_of(app)
+            await ann.request(Ready(seq=0))
+            await bob.request(Ready(seq=0))
+            await wait_until(pilot, lambda: app.model.phase == "racing")
+            await resign(ann)
+            await wait_until(pilot, lambda: "Ann resigned" in status_of(app))
+            await resign(bob)
+            await wait_until(pilot, lambda: app.model.holding)
+            assert "n: follow the room" in text_of(app, "#board")
+            # the players both ask: lobby, all ready, countdown, race; Cy still reads results
+            await ann.request(Rematch(seq=0))
+            await bob.request(Rematch(seq=0))
+            await wait_until(pilot, lambda: app.model.phase == "racing")
+            board = text_of(app, "#board")
+            assert "Results" in board
+            assert "Ann started the next race: press n to join in" in board
+            await pilot.press("n")
+            await wait_until(pilot, lambda: not app.model.holding)
+            assert "You are watching" in text_of(app, "#board")
+            assert app.model.phase == "racing"
+            await ann.close()
+            await bob.close()
+
+
+HOSTILE = ["[/]x", "[@click=app.quit]Bob[/]", "[link=http://x]L[/link]"]
+
+
+async def test_hostile_names_are_shown_as_they_are() -> None:
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1))
+        app.join_hint = "others join with: patience-race join [b]X[/b] --server ws://h:1"
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            code = app.model.room.code  # type: ignore[union-attr]
+            conns = []
+            for name in HOSTILE:
+                c = Connection(server.url)
+                await c.open()
+                await c.request(JoinRoom(seq=0, code=code, name=name))
+                conns.append(c)
+                await wait_until(pilot, lambda n=name: f"{n} joined" in status_of(app))
+            await wait_until(pilot, lambda: all(n in text_of(app, "#board") for n in HOSTILE))
+            assert "patience-race join [b]X[/b] --server ws://h:1" in text_of(app, "#board")
+            # the host starts: the server names the players not ready, quoting their names
+            await pilot.press("s")
+            await wait_until(pilot, lambda: "waiting for" in app.model.status)
+            await pilot.pause(0.3)
+            assert "waiting for [/]x" in status_of(app)
+            assert "[@click=app.quit]Bob[/]" in app.model.status
+            assert app.is_running and app.return_value is None
+            # a click on the name does nothing: no action or link was made of it
+            await pilot.click("#status", offset=(20, 0))
+            await pilot.pause(0.2)
+            assert app.is_running
+            for c in conns:
+                await c.close()
+            await wait_until(pilot, lambda: f"{HOSTILE[-1]} left" in status_of(app))
+
+
+async def start_with_bob(app: RaceApp, pilot, server_url: str) -> Connection:  # type: ignore[no-untyped-def]
+    await wait_until(pilot, lambda: app.model.room is not None)
+    bob = Connection(server_url)
+    await bob.open()
+    await bob.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))  # type: ignore[union-attr]
+    await pilot.press("r")
+    await bob.request(Ready(seq=0))
+    await wait_until(pilot, lambda: app.model.phase == "racing")
+    await pilot.pause(0.2)
+    return bob
+
+
+def click_offset(app: RaceApp, target: tuple) -> tuple[int, int]:
+    """Where on the #board widget a target was drawn (its padding is one column)."""
+    assert app.grid is not None
+    y, x0, _, _ = next(h for h in app.grid.hits if h[3] == target)
+    return x0 + 1, y
+
+
+async def test_mouse_picks_a_run_drops_it_and_deals() -> None:
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1))
+        async with app.run_test(size=(80, 24)) as pilot:
+            bob = await start_with_bob(app, pilot, server.url)
+            state = app.model.state
+            assert state is not None
+            legal = next(m for m in state.legal_moves() if m.kind == Kind.TABLEAU)
+            src_top = ("card", legal.src, len(state.piles[legal.src]) - 1)
+            await pilot.click("#board", offset=click_offset(app, src_top))
+            assert app.keys.source == legal.src
+            dst_top = ("card", legal.dst, len(state.piles[legal.dst]) - 1)
+            await pilot.click("#board", offset=click_offset(app, dst_top))
+            await wait_until(pilot, lambda: state.moves == 1 and not app.keys.pending)
+            # the stock deals
+            await pilot.pause(0.1)
+            await pilot.click("#board", offset=click_offset(app, ("stock",)))
+            await wait_until(pilot, lambda: len(state.stock) == 40)
+            assert "Stock 40 (4 deals)" in text_of(app, "#board")
+            await bob.close()
+
+
+async def test_arrow_keys_move_part_of_a_run() -> None:
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1))
+        async with app.run_test(size=(80, 24)) as pilot:
+            bob = await start_with_bob(app, pilot, server.url)
+            state = app.model.state
+            assert state is not None
+            # one suit: any tableau move builds a run of two on its target pile
+            legal = next(m for m in state.legal_moves() if m.kind == Kind.TABLEAU)
+            keys = "1234567890"
+            await pilot.press(keys[legal.src], keys[legal.dst])
+            await wait_until(pilot, lambda: state.moves == 1 and not app.keys.pending)
+            runs = [i for i in range(10) if app.keys.movable(i) >= 2]
+            assert legal.dst in runs
+            pile = legal.dst
+            key = keys[pile]
+            await pilot.press(key, "down")
+            assert app.keys.source == pile and app.keys.count == app.keys.movable(pile) - 1
+            assert "reverse" in str(app.query_one("#board", Static).render().spans)
+            await pilot.press("up")
+            assert app.keys.count == app.keys.movable(pile)
+            await bob.close()
+
+
+async def test_the_screen_is_used_at_every_size() -> None:
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1))
+        async with app.run_test(size=(80, 24)) as pilot:
+            bob = await start_with_bob(app, pilot, server.url)
+            small = app.query_one("#board", Static).render()
+            small_lines = str(small).splitlines()
+            assert "Stock 50 (5 deals)" in small_lines[0]
+            assert all(len(line) <= 46 for line in small_lines)
+            side = str(app.side.render()).splitlines()
+            assert all(len(line) <= 29 for line in side) and "Bob" in "\n".join(side)
+            await pilot.resize_terminal(140, 45)
+            await pilot.pause(0.5)
+            big_lines = str(app.query_one("#board", Static).render()).splitlines()
+            assert max(len(line) for line in big_lines) > 80
+            assert len(big_lines) > len(small_lines) + 4
+            await bob.close()

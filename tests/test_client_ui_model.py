@@ -1,0 +1,415 @@
+"""The client's screens as plain code: messages from room and progress diffs, the results table,
+the countdown, board sizes, the race panel, keys for runs, hostile names rendered as plain text."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+
+from client import render
+from client.model import Keys, RaceModel, progress_changes, room_changes
+from client.text import clip, ordinal, plural, safe
+from protocol.config import GameConfig
+from protocol.game import new_game
+from protocol.messages import (
+    Countdown,
+    Kicked,
+    Member,
+    Progress,
+    ProgressUpdate,
+    PublicSettings,
+    RoomInfo,
+    RoomUpdate,
+    Snapshot,
+    Standing,
+)
+from protocol.moves import Kind
+
+HOSTILE = ["[/]x", "[@click=app.quit]Bob[/]", "[link=http://x]L[/link]", "Eve\x1b[2J\x07"]
+
+
+def settings(game: str = "spider") -> PublicSettings:
+    return PublicSettings(
+        game=game, options={}, numbering="pysolfc", mode="first", time_limit=0, undo="safe",
+        seats=4, private=False, fixed_deal=False, title="Spider (4 suits)",
+    )  # fmt: skip
+
+
+def member(mid: int, name: str, **kw: object) -> Member:
+    base = {"role": "player", "ready": False, "connected": True, "host": mid == 1}
+    base.update(kw)
+    return Member(id=mid, name=name, **base)  # type: ignore[arg-type]
+
+
+def room(members: list[Member], state: str = "lobby", game: str = "spider") -> RoomInfo:
+    return RoomInfo(
+        code="ABCD2345", state=state, settings=settings(game), members=members,  # type: ignore[arg-type]
+        race_id=None, commitment=None,
+    )  # fmt: skip
+
+
+def progress(mid: int, name: str, status: str = "playing", **kw: object) -> Progress:
+    base: dict[str, object] = dict(
+        score=0, score2=None, turned=0, suits=0, foundation_cards=0, moves=0, undos=0,
+        connected=True, finish_ms=None, score_ms=0,
+    )  # fmt: skip
+    base.update(kw)
+    return Progress(id=mid, name=name, status=status, **base)  # type: ignore[arg-type]
+
+
+def standing(rank: int, mid: int, name: str, status: str, **kw: object) -> Standing:
+    base: dict[str, object] = dict(
+        score=100, score2=None, finish_ms=65_000, score_ms=0, moves=1, undos=0
+    )
+    base.update(kw)
+    return Standing(rank=rank, id=mid, name=name, status=status, **base)  # type: ignore[arg-type]
+
+
+def no_live_styles(text: Text) -> bool:
+    """No span of ``text`` is a link or a click action."""
+    for span in text.spans:
+        style = span.style if isinstance(span.style, Style) else Style.parse(str(span.style))
+        if style.link or style.meta:
+            return False
+    return True
+
+
+# -- words -----------------------------------------------------------------------------------
+
+
+def test_plurals_ordinals_and_clipping() -> None:
+    assert plural(1, "deal") == "1 deal" and plural(0, "deal") == "0 deals"
+    assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st",
+    ]  # fmt: skip
+    assert clip("Bartholomew the Third", 10) == "Bartholom…"
+    assert clip("Ann", 10) == "Ann"
+    assert safe("a\x1b[2Jb\u202ec\x07") == "a\\x1b[2Jb\\u202ec\\x07"
+
+
+def test_one_deal_one_move_in_the_header_and_board() -> None:
+    model = RaceModel(name="me", phase="racing")
+    model.state = new_game(GameConfig("spider", {"suits": 1}), 5)
+    for _ in range(4):
+        model.state.apply(model.state.legal_moves()[-1] if False else _deal())
+    board = render.board(model, Keys(model), 24, 46)
+    assert "(1 deal)" in board.plain
+    model.state.moves = 1
+    assert "1 move " in render.header(model, True).plain + " "
+
+
+def _deal():  # type: ignore[no-untyped-def]
+    from protocol.moves import Move
+
+    return Move(Kind.DEAL)
+
+
+# -- messages ------------------------------------------------------------------------------
+
+
+def test_room_changes_say_who_came_and_went() -> None:
+    old = room([member(1, "Ann"), member(2, "Bob"), member(3, "Cy")])
+    new = room(
+        [
+            member(1, "Ann"),
+            member(2, "Bob", connected=False),
+            member(4, "Dee"),
+            member(5, "Eve", role="spectator"),
+        ]
+    )
+    assert room_changes(old, new, you=1) == [
+        "Bob lost connection",
+        "Dee joined",
+        "Eve joined to watch",
+        "Cy left",
+    ]
+    back = room([member(1, "Ann"), member(2, "Bob", rematch=True)], state="results")
+    assert room_changes(new, back, you=1)[:2] == ["Bob is back", "Bob asks for a rematch"]
+
+
+def test_progress_changes_say_who_won_resigned_and_whom_you_wait_for() -> None:
+    before = [progress(1, "Ann"), progress(2, "Bob"), progress(3, "Cy"), progress(4, "Dee")]
+    after = [
+        progress(1, "Ann", "resigned"),
+        progress(2, "Bob", "won"),
+        progress(3, "Cy"),
+        progress(4, "Dee"),
+    ]
+    assert progress_changes(before, after, you=1) == [
+        "you resigned",
+        "Bob won",
+        "waiting for Cy, Dee",
+    ]
+    later = [*after[:2], progress(3, "Cy", "won"), progress(4, "Dee", "stuck")]
+    assert progress_changes(after, later, you=1) == [
+        "Cy finished 2nd",
+        "Dee is stuck: no move left",
+    ]
+
+
+def test_model_messages_from_events() -> None:
+    model = RaceModel(name="Ann", you=1, phase="lobby")
+    model.room = room([member(1, "Ann")])
+    model.apply(RoomUpdate(room=room([member(1, "Ann"), member(2, "[/]x")])))
+    assert model.status == "[/]x joined"
+    model.apply(Kicked(message="room ABCD-2345 closed: only bots were left in the room"))
+    assert model.phase == "kicked" and model.status.startswith("room ABCD-2345 closed")
+
+
+def test_a_released_seat_is_explained_after_a_snapshot() -> None:
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    snap = Snapshot(
+        seq=1, next_seq=5, you=1, role="player",
+        room=room([member(1, "Ann"), member(2, "Bob")], state="racing"),
+        board=None, elapsed_ms=70_000, time_limit_ms=None, countdown_ms=None,
+        progress=[progress(1, "Ann", "disconnected"), progress(2, "Bob")],
+        standings=None, reveal=None,
+    )  # fmt: skip
+    model.apply(snap)
+    assert model.status == (
+        "you were away too long: your seat in this race was released; you are watching"
+    )
+
+
+# -- results --------------------------------------------------------------------------------
+
+
+def results_model(role: str = "player") -> RaceModel:
+    model = RaceModel(name="Ann", you=1, role=role, phase="results")
+    model.room = room(
+        [member(1, "Ann", role=role), member(2, "Bob", rematch=True), member(3, "Cy")],
+        state="results",
+    )
+    model.standings = [
+        standing(1, 2, "Bob", "won", score=1234, score2=88, moves=1, undos=1),
+        standing(2, 1, "Ann", "resigned", score=40, score2=12, finish_ms=None),
+        standing(3, 3, "Cy", "disconnected", score=0, score2=0),
+    ]
+    model.verdict, model.verified = "deal verified: #7 matches every card you were shown", True
+    model._hold_results()
+    model.last.game = "spider"  # type: ignore[union-attr]
+    return model
+
+
+def test_results_table_has_every_column_and_the_keys() -> None:
+    model = results_model()
+    text = render.results(model, 78).plain
+    lines = text.splitlines()
+    head = next(line for line in lines if "result" in line)
+    for col in ("name", "result", "score", "time", "moves", "undos"):
+        assert col in head
+    bob = next(line for line in lines if "Bob" in line and "won" in line)
+    assert bob.split()[:5] == ["1.", "Bob", "won", "1234", "88"]
+    assert "1:05" in bob
+    assert any("Ann" in line and "resigned" in line and " - " in line for line in lines)
+    assert any("Cy" in line and "disconnected" in line for line in lines)
+    assert "deal verified" in text
+    assert "rematch asked by: Bob" in text
+    assert "n: rematch    q: leave" in text
+    # the loud warning when the deal does not match
+    model.last.verdict, model.last.verified = "WARNING: the revealed deal does not match: x", False  # type: ignore[union-attr]
+    warn = render.results(model, 78)
+    assert "WARNING" in warn.plain
+    assert any("on red" in str(s.style) for s in warn.spans)
+
+
+def test_results_stay_when_the_room_moves_on() -> None:
+    model = results_model()
+    lobby = room([member(1, "Ann"), member(2, "Bob", ready=True), member(3, "Cy")])
+    model.apply(RoomUpdate(room=lobby))
+    assert model.holding and model.phase == "lobby"
+    assert "back in the lobby: press n" in render.results(model).plain
+    assert "Results" in render.results(model).plain
+    model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64))
+    model.apply(RoomUpdate(room=lobby.model_copy(update={"state": "countdown"})))
+    assert model.holding
+    assert "Ann started the next race: press n to join in" in render.results(model).plain
+    model.leave_results()
+    assert not model.holding and model.phase == "countdown"
+
+
+def test_after_asking_for_a_rematch_the_lobby_comes_by_itself() -> None:
+    model = results_model()
+    asked = room(
+        [member(1, "Ann", rematch=True), member(2, "Bob", rematch=True), member(3, "Cy")],
+        state="results",
+    )
+    model.apply(RoomUpdate(room=asked))
+    assert model.asked_rematch and model.holding
+    text = render.results(model).plain
+    assert "waiting for Cy" in text and "n: next race" in text
+    model.apply(RoomUpdate(room=room([member(1, "Ann", ready=True), member(2, "Bob")])))
+    assert not model.holding and model.phase == "lobby"
+
+
+# -- footer and help ----------------------------------------------------------------------------
+
+
+def test_footer_keys_match_each_screen() -> None:
+    host = RaceModel(name="Ann", you=1, phase="lobby")
+    host.room = room([member(1, "Ann"), member(2, "Bob")])
+    assert "s: start" in render.footer_keys(host) and "g/o/m/t/u/+/-/p" in render.footer_keys(host)
+    guest = RaceModel(name="Bob", you=2, phase="lobby")
+    guest.room = host.room
+    assert "r: ready" in render.footer_keys(guest) and "s:" not in render.footer_keys(guest)
+    watcher = RaceModel(name="Eve", you=5, role="spectator", phase="lobby")
+    watcher.room = host.room
+    assert "r:" not in render.footer_keys(watcher)
+    race = RaceModel(name="me", phase="racing")
+    race.state = new_game(GameConfig("st-helena", {}), 3)
+    keys = render.footer_keys(race)
+    assert "r r redeal" in keys and "k/a" in keys and "d deal" not in keys
+    assert "n: rematch" in render.footer_keys(results_model())
+    assert render.footer_keys(results_model("spectator")).startswith("n: follow")
+    assert "docs/rules.md" in render.HELP
+    for key in ("↑ / ↓", "x x", "r r", "mouse", "s start", "n rematch", "k / a", "escape", "h "):
+        assert key in render.HELP
+
+
+# -- countdown, boards, race panel ------------------------------------------------------------------
+
+
+def test_a_big_countdown_in_the_middle() -> None:
+    model = RaceModel(name="me", phase="countdown")
+    model.apply(Countdown(race_id="r", ms=2500, commitment="c" * 64), now=100.0)
+    text = render.countdown(model, 60, 20, now=100.0).plain
+    lines = text.splitlines()
+    three = render.big_number(3)
+    assert len(three) == 5
+    start = next(i for i, line in enumerate(lines) if line.strip() == three[0].strip())
+    for k in range(5):
+        assert lines[start + k].strip() == three[k].strip()
+    assert 5 <= start <= 12  # the middle of 20 rows
+    assert lines[start].index("█") > 20  # and of 60 columns
+    assert render.big_number(1) != render.big_number(2)
+
+
+def test_cards_grow_with_the_screen() -> None:
+    model = RaceModel(name="me", phase="racing")
+    model.state = new_game(GameConfig("spider", {"suits": 1}), 9)
+    small = render.board_grid(model, Keys(model), 21, 46)
+    big = render.board_grid(model, Keys(model), 41, 98)
+    assert all(line.cell_len <= 46 for line in small.lines)
+    assert len(small.lines) <= 21
+    assert max(line.cell_len for line in big.lines) > 80
+    assert len(big.lines) > len(small.lines) + 4  # taller cards
+    small_card = next(x1 - x0 for _, x0, x1, t in small.hits if t[0] == "card")
+    big_card = next(x1 - x0 for _, x0, x1, t in big.hits if t[0] == "card")
+    assert big_card > small_card
+
+
+def test_st_helena_is_laid_out_around_the_foundations() -> None:
+    model = RaceModel(name="me", phase="racing")
+    model.state = new_game(GameConfig("st-helena", {}), 4)
+    grid = render.board_grid(model, Keys(model), 21, 46)
+    text = grid.text().plain
+    assert "deal 1 of 3" in text
+    assert "deal 1: piles 1-4 → kings, 7-10 → aces only" in text
+    assert len(grid.lines) <= 21 and all(line.cell_len <= 46 for line in grid.lines)
+
+    def where(target: tuple) -> tuple[int, int]:
+        return next((y, x0) for y, x0, _, t in grid.hits if t == target)
+
+    kings_y, k0 = where(("foundation", 0))
+    aces_y, a0 = where(("foundation", 4))
+    assert aces_y == kings_y + 1 and a0 == k0
+    # piles 1-4 above the kings, 7-10 below the aces, 5-6 right, 11-12 left
+    for i in range(4):
+        assert where(("card", i, len(model.state.piles[i]) - 1))[0] == kings_y - 1
+    for i in range(6, 10):
+        assert where(("card", i, len(model.state.piles[i]) - 1))[0] == aces_y + 1
+    assert (
+        where(("card", 6, len(model.state.piles[6]) - 1))[1]
+        > where(("card", 9, len(model.state.piles[9]) - 1))[1]
+    )
+    assert where(("card", 11, len(model.state.piles[11]) - 1)) < (kings_y, k0 + 1)
+    assert where(("card", 10, len(model.state.piles[10]) - 1))[0] == aces_y
+    assert where(("card", 4, len(model.state.piles[4]) - 1)) > (kings_y - 1, k0 + 8)
+    assert where(("card", 5, len(model.state.piles[5]) - 1))[0] == aces_y
+    # after a redeal the restriction is gone and the redeal order is told
+    keys = Keys(model)
+    assert keys.press("r") is None and "Redeal? press r again" in model.status
+    move = keys.press("r")
+    assert move is not None and move.kind == Kind.REDEAL
+    model.state.apply(move)
+    text = render.board(model, keys, 21, 46).plain
+    assert "deal 2 of 3" in text and "gathers piles 12..1, deals from pile 1" in text
+
+
+def test_race_panel_is_a_clean_column() -> None:
+    model = RaceModel(name="me", you=1, phase="racing")
+    model.room = room([member(1, "me")], state="racing")
+    model.progress = [
+        progress(1, "me", suits=3, moves=1, score=123456),
+        progress(2, "A very long name indeed!", "won", suits=8, finish_ms=3_723_000),
+        progress(3, "Cy", connected=False),
+    ]
+    text = render.opponents(model, 29)
+    lines = text.plain.splitlines()
+    assert all(len(line) <= 29 for line in lines)
+    assert any("A very long nam…" in line in line and "won" in line for line in lines)
+    assert any("3/8 suits" in line for line in lines)
+    assert any("8/8 suits" in line and "█" * 15 in line for line in lines)
+    assert any("1 move," in line for line in lines)
+    assert any("62:03" in line for line in lines)
+    helena = RaceModel(name="me", you=1, phase="racing")
+    helena.room = room([member(1, "me")], state="racing", game="st-helena")
+    helena.progress = [progress(1, "me", foundation_cards=44)]
+    assert "52/104 home" in render.opponents(helena, 29).plain
+
+
+def test_arrows_grow_and_shrink_the_picked_run() -> None:
+    model = RaceModel(name="me", phase="racing")
+    model.state = new_game(GameConfig("spider", {"suits": 1}), 1)
+    state = model.state
+    state.piles[0][-1] = 30  # 5H
+    state.piles[0] += [29, 28]  # 4H 3H: a three-card run
+    keys = Keys(model)
+    keys.press("1")
+    assert keys.count == 0 and keys.movable(0) == 3
+    keys.press("down")
+    assert keys.count == 2 and "4H 3H" in model.status
+    keys.press("down")
+    keys.press("down")
+    assert keys.count == 1
+    keys.press("up")
+    assert keys.count == 2
+    # a click on a card picks the run from it; one that is not in the run is refused
+    assert keys.select(0, 3) and keys.count == 0
+    assert not keys.select(0, 4) and "do not move together" in model.status
+
+
+# -- hostile names ------------------------------------------------------------------------------------
+
+
+def test_hostile_names_are_plain_text_everywhere() -> None:
+    members = [member(1, "Ann")] + [member(i + 2, n) for i, n in enumerate(HOSTILE)]
+    model = RaceModel(name="Ann", you=1, phase="lobby")
+    model.room = room(members)
+    outputs = [render.lobby(model, join_hint="others join with: [b]x[/b]")]
+    model.phase = "racing"
+    model.room = room(members, state="racing")
+    model.progress = [progress(m.id, m.name) for m in members]
+    outputs.append(render.opponents(model, 29))
+    model.standings = [standing(i + 1, m.id, m.name, "won") for i, m in enumerate(members)]
+    model.room = room([m.model_copy(update={"rematch": True}) for m in members], state="results")
+    model._hold_results()
+    outputs.append(render.results(model))
+    model.status = "waiting for [/]x, Eve\x1b[2J to be ready"
+    outputs.append(render.status_line(model, "q: quit", False))
+    model.status = "[/]"
+    outputs.append(render.message_screen(model))
+    for text in outputs:
+        assert isinstance(text, Text)
+        assert "\x1b" not in text.plain and "\x07" not in text.plain
+        assert no_live_styles(text)
+    everything = "\n".join(t.plain for t in outputs)
+    assert "[@click=app.quit]Bob[/]" in everything
+    assert "[link=http://x]L[/link]" in everything
+    assert "Eve\\x1b[2J\\x07" in everything
+    assert "waiting for [/]x, Eve\\x1b[2J to be ready" in everything
+    assert "[b]x[/b]" in everything
+    # and messages derived from events quote them the same way
+    assert room_changes(room(members[:1]), room(members), 1)[-1] == "Eve\\x1b[2J\\x07 joined"
+    progress_update = ProgressUpdate(elapsed_ms=1, players=[progress(3, "[@click=app.quit]Bob[/]")])
+    assert progress_update.players[0].name == HOSTILE[1]
