@@ -121,9 +121,10 @@ HOSTILE = ["[/]x", "[@click=app.quit]Bob[/]", "[link=http://x]L[/link]"]
 async def test_hostile_names_are_shown_as_they_are() -> None:
     async with running_server() as server:
         app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1))
-        app.join_hint = "others join with: patience-race join [b]X[/b] --server ws://h:1"
         async with app.run_test(size=(80, 24)) as pilot:
-            await wait_until(pilot, lambda: app.model.room is not None)
+            await wait_until(pilot, lambda: app.model.room is not None and app.join_hint)
+            # (set by the client once in the room: here, with markup in it, to see it shown as is)
+            app.join_hint = "others join with: patience-race join [b]X[/b] --server ws://h:1"
             code = app.model.room.code  # type: ignore[union-attr]
             conns = []
             for name in HOSTILE:
