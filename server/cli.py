@@ -24,7 +24,7 @@ from .cluster import ClusterConfig
 from .limits import Limits
 from .logs import setup_logging
 from .pool import DealPool
-from .store import Store, default_db_path
+from .store import Store, StoreError, default_db_path
 
 ENV_PREFIX = "PATIENCE_RACE_"
 
@@ -114,6 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
         int,
     )
     opt("certify-seconds", 20.0, "the solver's time for one deal, in a background process", float)
+    opt(
+        "keep-days",
+        limits.keep_days,
+        "races older than this many days are deleted with their moves (0: keep every race)",
+        float,
+    )
     opt("origins", "", "comma-separated Origin values allowed (empty: any)")
     opt(
         "trusted-proxies",
@@ -167,7 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-        store = Store(args.db)
+        try:
+            store = Store(args.db)
+        except StoreError as exc:
+            print(f"patience-race-server: {exc}", file=sys.stderr)
+            return 2
         try:
             if args.list_races:
                 for race in store.races():
@@ -204,6 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         burst=args.burst,
         idle_timeout_s=args.idle_timeout,
         progress_interval_s=args.progress_ms / 1000,
+        keep_days=args.keep_days,
     )
     origins = [o.strip() for o in args.origins.split(",") if o.strip()] or None
     cluster = None
@@ -221,6 +232,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "pip install 'patience-race[cluster]'",
                 file=sys.stderr,
             )
+            return 2
+    if args.db != ":memory:":
+        try:  # a database that cannot be used is said in one line, before anything starts
+            Store(args.db).close()
+        except StoreError as exc:
+            print(f"patience-race-server: {exc}", file=sys.stderr)
             return 2
     with contextlib.suppress(KeyboardInterrupt):
         proxies = [p for p in args.trusted_proxies.split(",") if p.strip()]

@@ -37,20 +37,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("patience_race.server")
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS live_rooms (
-    code TEXT PRIMARY KEY,
-    doc TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS seat_answers (
-    room TEXT NOT NULL,
-    member INTEGER NOT NULL,
-    slot INTEGER NOT NULL,
-    seq INTEGER NOT NULL,
-    frames BLOB,
-    PRIMARY KEY (room, member, slot)
-);
-"""
 DOC_VERSION = 1
 
 
@@ -235,8 +221,7 @@ class LiveRooms:
     """The live-room tables of a :class:`~server.store.Store`; writes join its transactions."""
 
     def __init__(self, store: Store) -> None:
-        self.store = store
-        store.db.executescript(SCHEMA)
+        self.store = store  # its tables come with the store's schema (version 2)
 
     def save(self, room: Room) -> None:
         with self.store.writing():

@@ -205,6 +205,8 @@ class Hub:
         self.cluster: Any = None
         """A cluster node's view of the other nodes (``server.cluster.Cluster``), or None."""
         self._alive_written = 0.0
+        self._next_prune = 0.0
+        """When the retention next looks for old races to delete (``--keep-days``)."""
         self._next_conn = 1
         self._next_sweep = 0.0
         """No connection can reach its hello or idle timeout before this time."""
@@ -828,6 +830,8 @@ class Hub:
         if self.live is not None and now - self._alive_written >= 1.0:
             self._alive_written = now
             self.live.alive(self.wall())
+        if now >= self._next_prune and self.store is not None and self.limits.keep_days > 0:
+            self._prune(now)
         return out
 
     def _grace(self, room: Room, now: float, out: Outbox) -> bool:
@@ -901,7 +905,8 @@ class Hub:
             race.set_connected(seat.id, member is not None and member.conn is not None)
         race.wall_started = self.wall()
         if self.store is not None:
-            self.store.start_race(race, room.code, room.public_settings(), race.wall_started)
+            code = "" if room.settings.private else room.code  # a private code is never kept
+            self.store.start_race(race, code, room.public_settings(), race.wall_started)
         self.count("races_started")
         self._event("race_started", room, None, race=race.race_id)
         self._room_update(room, out)
@@ -1008,6 +1013,19 @@ class Hub:
         self._broadcast(
             room, ProgressUpdate(elapsed_ms=race.elapsed_ms(now), players=race.progress()), out
         )
+
+    def _prune(self, now: float) -> None:
+        """One small batch of the retention: races older than ``keep_days`` go; if a whole
+        batch went, the next one follows a second later, else an hour later."""
+        assert self.store is not None
+        live = {r.race.race_id for r in self.rooms.values() if r.race is not None}
+        cutoff = self.wall() - self.limits.keep_days * 86400
+        gone = self.store.prune(cutoff, live, batch=50)
+        if gone:
+            self.count("races_deleted", gone)
+            log.info("races_deleted", extra={"fields": {"event": "races_deleted", "races": gone}})
+        more = gone >= 50 or self.store.vacuum_left > 0
+        self._next_prune = now + (1.0 if more else 3600.0)
 
     # -- restarts ---------------------------------------------------------------------------
 

@@ -29,6 +29,8 @@ class Limits:
     """Rooms one address may create a second, on average (one every six seconds)..."""
     room_create_burst: int = 10
     """...with this many at once."""
+    keep_days: float = 30.0
+    """Races (finished or not) older than this are deleted, with their moves; 0 keeps all."""
     abandoned_s: float = 10.0
     """A room in its lobby or results with nobody connected closes after this long: the grace
     period is for seats in a race, not for rooms nobody is in."""

@@ -26,7 +26,7 @@ from protocol.messages import PublicSettings, RaceRecord
 if TYPE_CHECKING:
     from .race import Race
 
-SCHEMA = """
+SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS races (
     id TEXT PRIMARY KEY,
     room TEXT NOT NULL,
@@ -55,7 +55,44 @@ CREATE TABLE IF NOT EXISTS moves (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-SCHEMA_VERSION = "1"
+
+MIGRATIONS: tuple[str, ...] = (
+    SCHEMA_V1,
+    # 2: live rooms (server/durable.py), and finished races found by age for the retention
+    """
+    CREATE TABLE IF NOT EXISTS live_rooms (code TEXT PRIMARY KEY, doc TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS seat_answers (
+        room TEXT NOT NULL,
+        member INTEGER NOT NULL,
+        slot INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        frames BLOB,
+        PRIMARY KEY (room, member, slot)
+    );
+    CREATE INDEX IF NOT EXISTS races_by_age ON races(started_at);
+    """,
+)
+"""Migration ``i`` takes a database from version ``i`` to ``i + 1`` (``PRAGMA user_version``):
+the schema is only ever extended, and each step runs in one transaction."""
+SCHEMA_VERSION = len(MIGRATIONS)
+
+V1_COLUMNS = {
+    "races": {
+        "id", "room", "settings", "commitment", "started_at", "ended_at", "end_reason",
+        "number", "salt", "record",
+    },
+    "race_players": {"race_id", "player_id", "name"},
+    "moves": {"race_id", "player_id", "idx", "move", "t_ms"},
+    "meta": {"key", "value"},
+}  # fmt: skip
+"""The tables of version 1 and their columns: a database with these (and no version number)
+is one this server wrote before versions were kept."""
+
+
+class StoreError(Exception):
+    """A database this server cannot use: corrupt, another program's, or from a newer version.
+    The message names the file and says what to do, in one line."""
+
 
 log = logging.getLogger("patience_race.store")
 
@@ -87,13 +124,17 @@ class Store:
         self.group_commit = group_commit
         self.closed = False
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(SCHEMA)
-        self.db.execute(
-            "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
-        )
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise StoreError(
+                f"{self.path} is not a database this server can read ({exc}): it may be "
+                "damaged or truncated; restore a backup, or move it aside to start a new one"
+            ) from None
+        except StoreError:
+            self.db.close()
+            raise
         self.checkpointer: Checkpointer | None = None
         self.wal_resets = 0
         if checkpoint_s is not None and self.path != ":memory:":
@@ -102,6 +143,61 @@ class Store:
             self.db.execute(f"PRAGMA journal_size_limit={WAL_RESET_PAGES * 4096}")
             self.checkpointer = Checkpointer(self.path, checkpoint_s)
             self.checkpointer.start()
+
+    def _open(self) -> None:
+        db = self.db
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = {
+            r[0]: {c[1] for c in db.execute(f"PRAGMA table_info({r[0]})")}
+            for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not r[0].startswith("sqlite_")
+        }
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} was written by a newer version of patience-race-server "
+                f"(schema {version}, this one knows up to {SCHEMA_VERSION}): upgrade this server, "
+                "or use another --db"
+            )
+        if version == 0 and tables:
+            if any(not cols <= tables.get(t, set()) for t, cols in V1_COLUMNS.items()):
+                raise StoreError(
+                    f"{self.path} is not a patience-race database (its tables are "
+                    f"{', '.join(sorted(tables))}): use another --db, or move it aside"
+                )
+            version = 1  # written before versions were kept: version 1's schema
+        if version >= 1:
+            missing = [t for t in V1_COLUMNS if t not in tables]
+            if missing:
+                raise StoreError(
+                    f"{self.path} is missing its tables {', '.join(missing)}: it is damaged; "
+                    "restore a backup, or move it aside to start a new one"
+                )
+            if self.path != ":memory:":
+                bad = db.execute("PRAGMA quick_check(1)").fetchone()[0]
+                if bad != "ok":
+                    raise StoreError(
+                        f"{self.path} is damaged ({bad}): restore a backup, or move it aside"
+                    )
+        if version == 0:
+            # a new database: pages freed by the retention go back to the file system
+            db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        for step in range(version, SCHEMA_VERSION):
+            db.execute("BEGIN")
+            try:
+                for statement in MIGRATIONS[step].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version={step + 1}")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        self.schema_version = SCHEMA_VERSION
+        self.vacuum_left = 0
+        """Free pages still to give back after the last :meth:`prune`."""
 
     def close(self) -> None:
         if self.closed:
@@ -208,6 +304,34 @@ class Store:
                     record.race_id,
                 ),
             )
+
+    def prune(self, cutoff: float, keep: set[str], batch: int = 200) -> int:
+        """Delete up to ``batch`` races started before ``cutoff`` (Unix time), finished or not,
+        but those in ``keep`` (live rooms'), with their players and moves, and give the space
+        back; how many.  Small batches: the caller comes back for more."""
+        with self._writing():
+            rows = self.db.execute(
+                "SELECT id FROM races WHERE started_at < ? ORDER BY started_at LIMIT ?",
+                (cutoff, batch + len(keep)),
+            ).fetchall()
+            ids = [(r[0],) for r in rows if r[0] not in keep][:batch]
+            if ids:
+                self.db.executemany("DELETE FROM moves WHERE race_id = ?", ids)
+                self.db.executemany("DELETE FROM race_players WHERE race_id = ?", ids)
+                self.db.executemany("DELETE FROM races WHERE id = ?", ids)
+            self.vacuum_left = self._give_back(128)
+        return len(ids)
+
+    def _give_back(self, pages: int) -> int:
+        """Give up to ``pages`` free pages back to the file system (a database made with
+        incremental auto-vacuum; one page a step, about 0.1 ms each); how many are left."""
+        db = self.db
+        free = db.execute("PRAGMA freelist_count").fetchone()[0]
+        if db.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+            return 0  # an older file: VACUUM it offline to give space back (operations.md)
+        for _ in range(min(free, pages)):
+            db.execute("PRAGMA incremental_vacuum(1)")
+        return max(0, free - pages)
 
     def end_unfinished(self, keep: set[str], wall: float) -> int:
         """Mark every race that never ended, but those in ``keep``, as ended ``lost`` (their

@@ -1,0 +1,176 @@
+"""Databases the server cannot use are said in one line (exit 2), old races are deleted and
+their space given back, and a private room's code is never kept."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from protocol.messages import RaceOver, Settings
+from server.store import SCHEMA_V1, SCHEMA_VERSION, Store, StoreError
+
+from .server_helpers import close_all, host_and_join, move, running_server, start_race
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_server(db: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """The real command, on ``db``; it is expected to refuse it at once."""
+    return subprocess.run(
+        [sys.executable, "-m", "server.cli", "--port", "0", "--db", str(db), *extra],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "PATIENCE_RACE_CERTIFIED_DEALS": "0"},
+    )
+
+
+def a_database_with_races(path: Path, races: int, moves: int = 200) -> None:
+    store = Store(path)
+    with store.db:
+        for i in range(races):
+            rid = f"race{i:08d}"
+            store.db.execute(
+                "INSERT INTO races(id, room, settings, commitment, started_at, ended_at, "
+                "end_reason, record) VALUES (?, 'ROOMCODE', '{}', 'c', ?, ?, 'all_done', ?)",
+                (rid, 1000.0 + i, 2000.0 + i, "x" * 2000),
+            )
+            store.db.executemany(
+                "INSERT INTO moves(race_id, player_id, idx, move, t_ms) VALUES (?, 1, ?, '1>2', ?)",
+                [(rid, j, j) for j in range(moves)],
+            )
+    store.close()
+
+
+def damaged(path: Path, how: str) -> None:
+    if how == "garbage":
+        path.write_bytes(os.urandom(8192))
+    elif how == "truncated":
+        a_database_with_races(path, 50)
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 3])
+    elif how == "foreign":
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE races (id INTEGER PRIMARY KEY, horse TEXT, odds REAL)")
+        db.commit()
+        db.close()
+    elif how == "newer":
+        a_database_with_races(path, 1)
+        db = sqlite3.connect(path)
+        db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 5}")
+        db.commit()
+        db.close()
+
+
+@pytest.mark.parametrize(
+    ("how", "said"),
+    [
+        ("garbage", "not a database this server can read"),
+        ("truncated", "damaged"),
+        ("foreign", "not a patience-race database"),
+        ("newer", "newer version"),
+    ],
+)
+def test_a_database_it_cannot_use_is_said_in_one_line(tmp_path: Path, how: str, said: str) -> None:
+    db = tmp_path / "races.sqlite3"
+    damaged(db, how)
+    before = db.read_bytes()
+    done = run_server(db)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr  # no traceback
+    assert str(db) in lines[0] and said in lines[0]
+    assert "Traceback" not in done.stderr
+    assert db.read_bytes() == before  # nothing was written to it
+    for flag in ("--list-races",):  # the offline commands say the same
+        again = run_server(db, flag)
+        assert again.returncode == 2 and said in again.stderr
+
+
+def test_a_database_from_before_versions_is_adopted_and_extended(tmp_path: Path) -> None:
+    path = tmp_path / "races.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA_V1)
+    db.execute(
+        "INSERT INTO races(id, room, settings, commitment, started_at) "
+        "VALUES ('old', 'R', '{}', 'c', 1.0)"
+    )
+    db.commit()
+    db.close()
+    store = Store(path)
+    try:
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert store.db.execute("SELECT count(*) FROM races").fetchone()[0] == 1
+        assert store.db.execute("SELECT count(*) FROM live_rooms").fetchone()[0] == 0
+    finally:
+        store.close()
+
+
+def test_a_newer_database_is_refused_by_the_store(tmp_path: Path) -> None:
+    damaged(tmp_path / "x.sqlite3", "newer")
+    with pytest.raises(StoreError, match="newer version"):
+        Store(tmp_path / "x.sqlite3")
+
+
+def test_old_races_are_deleted_and_the_space_given_back(tmp_path: Path) -> None:
+    path = tmp_path / "races.sqlite3"
+    a_database_with_races(path, 300)
+    store = Store(path)
+    try:
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = path.stat().st_size
+        gone = 0
+        while True:
+            n = store.prune(cutoff=1000.0 + 250, keep={"race00000003"}, batch=100)
+            if not n and not store.vacuum_left:
+                break
+            gone += n
+        assert gone == 249  # 250 older than the cutoff, one of them kept (a live room's)
+        left = {r[0] for r in store.db.execute("SELECT id FROM races")}
+        assert "race00000003" in left and len(left) == 51
+        orphans = store.db.execute(
+            "SELECT count(*) FROM moves WHERE race_id NOT IN (SELECT id FROM races)"
+        ).fetchone()[0]
+        assert orphans == 0
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        shrunk = path.stat().st_size
+        assert shrunk < size * 0.4, (size, shrunk)
+    finally:
+        store.close()
+
+
+async def test_the_server_runs_the_retention_itself(tmp_path: Path) -> None:
+    path = tmp_path / "races.sqlite3"
+    a_database_with_races(path, 20, moves=5)
+    from .server_helpers import fast_limits
+
+    async with running_server(fast_limits(keep_days=1), store=Store(path)) as server:
+        assert server.store is not None
+        deadline = time.monotonic() + 5
+        while server.store.db.execute("SELECT count(*) FROM races").fetchone()[0]:
+            assert time.monotonic() < deadline, "the retention did not run"
+            await __import__("asyncio").sleep(0.05)
+        assert server.hub.metrics["races_deleted"] == 20
+
+
+async def test_a_private_rooms_code_is_not_kept(tmp_path: Path) -> None:
+    path = tmp_path / "races.sqlite3"
+    async with running_server(store=Store(path)) as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann", "Bob"], Settings(private=True))
+        await start_race(conns)
+        for c in conns:
+            await move(c, "resign")
+        await conns[0].wait_for(RaceOver)
+        await close_all(conns)
+        assert server.store is not None
+        listed = server.store.races()
+        assert listed and all(r["room"] in ("", None) for r in listed)
+        raw = server.store.db.execute("SELECT room, record FROM races").fetchall()
+        assert all(code not in (room or "") + (record or "") for room, record in raw)
