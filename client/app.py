@@ -398,6 +398,7 @@ class RaceApp(App[None]):
         current = Settings(
             game=s.game, options=dict(s.options), numbering=s.numbering, mode=s.mode,
             time_limit=s.time_limit, undo=s.undo, seats=s.seats, private=s.private,
+            winnable=s.winnable,
         )  # fmt: skip
         games = list(OPTIONS)
         if key == "g":
@@ -435,6 +436,8 @@ class RaceApp(App[None]):
             return current.model_copy(update={"seats": max(2, players, s.seats - 1)})
         if key == "p":
             return current.model_copy(update={"private": not s.private})
+        if key == "w":
+            return current.model_copy(update={"winnable": not s.winnable})
         return None
 
     # -- the end ---------------------------------------------------------------------------------

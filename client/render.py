@@ -223,7 +223,7 @@ def lobby(model: RaceModel, now: float | None = None, join_hint: str | None = No
         t.append("r: ready / not ready", style="bold")
         if model.is_host():
             t.append("   s: start now\n")
-            t.append("g: game  o: options  m: mode  t: time  u: undo  +/-: seats  p: private")
+            t.append("g game  o options  m mode  t time  u undo  +/- seats  p private  w winnable")
         t.append("\n")
     else:
         t.append("You are watching: the race starts when the players are ready.\n")
@@ -611,6 +611,12 @@ def results(model: RaceModel, width: int = 78) -> Text:
         t.append(verdict + "\n", style=style)
     reveal = last.reveal if last is not None else model.reveal
     if reveal is not None:
+        if reveal.solution is not None:
+            best = min((s.moves for s in standings if s.status == "won"), default=None)
+            par = f"Certified winnable: the solver won it in {plural(len(reveal.solution), 'move')} (par)"
+            if best is not None:
+                par += f"; the best winner took {plural(best, 'move')}"
+            t.append(par + ".\n", style="bold")
         t.append(f"Replay it in PySolFC as game #{reveal.number}.\n", style=DIM)
     asked = model.rematch_asked()
     if asked:
@@ -672,7 +678,7 @@ Race: pick a pile with its key, then the target pile
 St. Helena, Louis: kings above the aces in the middle; every pile's top
 card lies next to them. A redeal gathers piles 12..1, deals from pile 1.
 Lobby: r ready / not ready;  the host: s start now, g game, o options,
-  m mode, t time, u undo, +/- seats, p private.   q leave
+  m mode, t time, u undo, +/- seats, p private, w winnable.   q leave
 Results: n rematch (watching: n follows the room), q leave
 ?  this help.   Press any key to go back."""
 

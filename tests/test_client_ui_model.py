@@ -413,3 +413,18 @@ def test_hostile_names_are_plain_text_everywhere() -> None:
     assert room_changes(room(members[:1]), room(members), 1)[-1] == "Eve\\x1b[2J\\x07 joined"
     progress_update = ProgressUpdate(elapsed_ms=1, players=[progress(3, "[@click=app.quit]Bob[/]")])
     assert progress_update.players[0].name == HOSTILE[1]
+
+
+def test_results_of_a_certified_deal_show_its_par() -> None:
+    from protocol.messages import Reveal
+
+    model = results_model()
+    reveal = Reveal(
+        game="spider", options={"suits": 4, "relaxed": 0}, numbering="pysolfc", number=7,
+        salt="s", commitment="c", solution=["1>2"] * 150,
+    )  # fmt: skip
+    model.reveal = reveal
+    model.last.reveal = reveal  # type: ignore[union-attr]
+    text = render.results(model, 78).plain
+    assert "Certified winnable: the solver won it in 150 moves (par)" in text
+    assert "the best winner took 1 move" in text
