@@ -67,7 +67,7 @@ async def test_frames_that_cannot_be_read_are_refused_and_the_connection_stays()
             (b"\xc1\xc1\xc1", "bad_frame"),
             (b"\x92\x01", "bad_frame"),  # a truncated array
             ("hello", "bad_frame"),
-            (msgpack.packb([1, 2, 3]), "bad_message"),
+            (msgpack.packb([1, 2, 3]), "bad_frame"),  # not a map: docs/protocol.md
             (msgpack.packb({"seq": 1}), "bad_message"),
         ):
             answer = await expect_error(ws, frame, code)
