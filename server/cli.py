@@ -116,6 +116,19 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def raise_open_file_limit() -> None:
+    """Every connection is a file descriptor: lift the soft limit (often 1,024) to the hard one,
+    so the connection limits, not the process's, decide who is refused."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else 1 << 20
+    if soft == resource.RLIM_INFINITY or soft >= target:
+        return
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.schema:
@@ -155,6 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             store.close()
     setup_logging(args.log_format, args.log_level)
+    raise_open_file_limit()
     try:
         for net in args.trusted_proxies.split(","):
             if net.strip():
