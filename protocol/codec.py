@@ -28,6 +28,9 @@ this.  A record that would not fit is refused (``record_too_large``): fetch it o
 MAX_COMMAND_DEPTH = 4
 """Containers nested in a command: ``create_room`` holds ``settings`` holding ``options`` (3)."""
 
+MAX_COMMAND_STR = 1024
+"""Bytes in one string of a command: the longest field (``client``, a name) is 64 characters."""
+
 MAX_COMMAND_OBJECTS = 128
 """msgpack objects (keys, values, containers) in one command: the largest has about 40."""
 
@@ -44,11 +47,12 @@ class DecodeLimits:
 
 COMMAND_LIMITS = DecodeLimits(
     max_frame=MAX_FRAME,
-    # strings can be long (a too-long name is refused by the schema, with the command's seq);
-    # copying one is linear and cheap.  Arrays and maps are what cost: each header allocates.
-    max_str_len=MAX_FRAME,
+    # the longest string a command holds is 64 characters (256 bytes of UTF-8): a longer name is
+    # refused by the schema, with the command's seq, but a string past this is not decoded at all
+    # (decoding 64 KiB of UTF-8 costs twenty normal moves)
+    max_str_len=MAX_COMMAND_STR,
     max_array_len=16,
-    max_map_len=32,
+    max_map_len=16,  # the most fields a command (or its settings) has is 9
     check_shape=True,
 )
 EVENT_LIMITS = DecodeLimits(

@@ -93,6 +93,19 @@ def build_parser() -> argparse.ArgumentParser:
         "a room's progress is sent at most this often, in milliseconds",
         int,
     )
+    opt(
+        "slow-timeout",
+        limits.slow_timeout_s,
+        "seconds a connection's output may stay backed up (a peer not reading) before it is cut",
+        float,
+    )
+    opt("open-timeout", limits.open_timeout_s, "seconds to finish the WebSocket handshake", float)
+    opt(
+        "record-rate",
+        int(limits.record_rate // 1024),
+        "race record KiB a second per client address (the burst is four times this)",
+        int,
+    )
     opt("origins", "", "comma-separated Origin values allowed (empty: any)")
     opt(
         "trusted-proxies",
@@ -186,6 +199,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         burst=args.burst,
         idle_timeout_s=args.idle_timeout,
         progress_interval_s=args.progress_ms / 1000,
+        slow_timeout_s=args.slow_timeout,
+        open_timeout_s=args.open_timeout,
+        record_rate=args.record_rate * 1024,
+        record_burst=args.record_rate * 4096,
     )
     origins = [o.strip() for o in args.origins.split(",") if o.strip()] or None
     with contextlib.suppress(KeyboardInterrupt):

@@ -188,7 +188,7 @@ async def test_oversized_frame_closes_1009_and_the_largest_frame_does_not() -> N
             pad = "x" * (MAX_FRAME - empty - 2)  # a str 16 header is 2 bytes longer than a fixstr
             frame = msgpack.packb({"type": "list_rooms", "seq": 1, "pad": pad})
             assert len(frame) == MAX_FRAME
-            await expect_error(ws, frame, "bad_message")
+            await expect_error(ws, frame, "bad_frame")  # a string past any command's
             await still_open(ws)
         async with raw_client(server.url) as ws:
             await ws.send(msgpack.packb({"type": "list_rooms", "seq": 1, "pad": "x" * MAX_FRAME}))
