@@ -44,8 +44,9 @@ class Limits:
     slow_timeout_s: float = 15.0
     """A connection whose output stays over ``send_buffer`` this long (a peer that does not
     read, whatever it sends) is closed (4413)."""
-    socket_send_buffer: int = 0
-    """SO_SNDBUF of each accepted socket (0: the kernel's own, which grows up to megabytes)."""
+    socket_send_buffer: int = 64 * 1024
+    """SO_SNDBUF of each accepted socket (Linux doubles it; 0: the kernel's own, which grows to
+    4 MiB): what a peer that does not read can hold in the kernel, beyond ``send_buffer``."""
     open_timeout_s: float = 5.0
     """Seconds to finish the WebSocket handshake after the TCP connection opens."""
     # -- race records (server/records.py) --
