@@ -172,6 +172,12 @@ class RaceServer:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._ticker
+        # a connection whose output is backed up would hold its close (and the server's) for ever:
+        # its closing handshake waits behind the buffer.  It reads nothing anyway: cut it.
+        for cid in list(self._over):
+            ws = self.sockets.get(cid)
+            if ws is not None:
+                self._cut(cid, ws, "the server is stopping")
         if self.server is not None:
             self.server.close()
             await self.server.wait_closed()

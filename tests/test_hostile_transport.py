@@ -40,6 +40,7 @@ from protocol.messages import (
 )
 from server.app import CLOSE_SLOW, RaceServer
 from server.records import ByteBudget, RecordCache
+from server.store import Store
 from tests.server_helpers import (
     close_all,
     eventually,
@@ -131,6 +132,33 @@ async def test_never_reading_clients_are_cut_and_output_stays_bounded() -> None:
             await move(ann, "deal")
             await move(bob, "deal")
         await close_all(conns)
+
+
+async def test_the_server_stops_with_a_never_reading_client_backed_up() -> None:
+    """Its closing handshake would wait behind its full buffer for ever: it is cut instead."""
+    limits = tight_output(slow_timeout_s=3600.0, max_pending_bytes=10**7, max_pending_frames=10**5)
+    server = RaceServer("127.0.0.1", 0, limits=limits, store=Store(":memory:"))
+    await server.start()
+    stopped = False
+    try:
+        conns, code, _ = await host_and_join(
+            server.url, ["Ann", "Bob"], Settings(seats=2, private=True)
+        )
+        async with slow_readers(server, code, 1):
+            toggles = 0
+            while not any(p.queue for p in server.pipes.values()):
+                await conns[0].request(Ready(seq=0, ready=toggles % 2 == 0))
+                toggles += 1
+                assert toggles < 5000
+            await close_all(conns)
+            await asyncio.wait_for(server.stop(), 20)  # (a guard: without the cut, never)
+            stopped = True
+            assert server.slow_closes == 1
+    finally:
+        if not stopped:
+            await server.stop()
+        assert server.store is not None
+        server.store.close()
 
 
 async def test_a_full_buffer_is_detected_and_progress_is_coalesced() -> None:
