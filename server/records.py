@@ -28,35 +28,23 @@ _RECORD_KEY = msgpack.packb("record")
 
 
 class CachedRecord:
-    """One record's encodings.  ``packed`` is the record as msgpack, ready to splice into a
-    ``race_record`` frame; the JSON body and its ETag are made on the first HTTP request."""
+    """One record's encodings, made once: ``packed`` is the record as msgpack, ready to splice
+    into a ``race_record`` frame; ``json`` and ``etag`` are the HTTP body and its strong ETag.
+    The model itself is not kept (its objects weigh more than these bytes)."""
 
-    __slots__ = ("_json", "packed", "race_id", "record")
+    __slots__ = ("etag", "json", "packed", "race_id", "size")
 
     def __init__(self, race_id: str, record: RaceRecord) -> None:
         self.race_id = race_id
-        self.record: RaceRecord | None = record
         self.packed = encode_value(record.model_dump(mode="python"))
-        self._json: tuple[bytes, str] | None = None
-
-    @property
-    def size(self) -> int:
-        return len(self.packed) + (len(self._json[0]) if self._json else 0)
+        self.json = record.model_dump_json(indent=1).encode()
+        self.etag = '"' + hashlib.sha256(self.json).hexdigest()[:32] + '"'
+        self.size = len(self.packed) + len(self.json)
 
     def frame(self, seq: int) -> bytes:
         """The ``race_record`` event answering ``seq``: a map of type, seq and record, the
         record's bytes spliced in as they are (what :func:`protocol.codec.encode` would make)."""
         return b"\x83" + _RACE_RECORD_HEAD + msgpack.packb(seq) + _RECORD_KEY + self.packed
-
-    def json(self) -> tuple[bytes, str]:
-        """The record as JSON and its strong ETag."""
-        if self._json is None:
-            assert self.record is not None
-            body = self.record.model_dump_json(indent=1).encode()
-            etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-            self._json = (body, etag)
-            self.record = None  # both encodings made: the model is no longer needed
-        return self._json
 
 
 class RecordCache:
@@ -93,12 +81,6 @@ class RecordCache:
         self.bytes += entry.size
         self.trim()
         return entry
-
-    def grew(self, entry: CachedRecord, before: int) -> None:
-        """``entry`` made its JSON: count it."""
-        if self.entries.get(entry.race_id) is entry:
-            self.bytes += entry.size - before
-            self.trim()
 
     def trim(self) -> None:
         while self.bytes > self.max_bytes and self.entries:

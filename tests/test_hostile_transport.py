@@ -363,7 +363,7 @@ async def test_the_record_cache_is_bounded_by_bytes_and_the_budget_refills() -> 
     async with running_server() as server:
         await finished_record(server)
     records = {f"r{i:011d}": big_record(f"r{i:011d}", moves=500) for i in range(20)}
-    one = len(RecordCache(10**9).lookup("r00000000000", records).packed)  # type: ignore[union-attr]
+    one = RecordCache(10**9).lookup("r00000000000", records).size  # type: ignore[union-attr]
     cache = RecordCache(one * 5)
     for race_id in records:
         assert cache.lookup(race_id, records) is not None
