@@ -407,7 +407,9 @@ class RaceServer:
         limit = self.limits.send_buffer
         try:
             while pipe.queue:
-                await ws.drain()  # returns when the buffer is under its low-water mark
+                drain = getattr(ws, "drain", None)  # (websockets 15-17 have it; else poll)
+                if drain is not None:
+                    await drain()  # returns when the buffer is under its low-water mark
                 if ws.protocol.state is not State.OPEN:
                     return
                 if ws.transport.get_write_buffer_size() >= limit:
