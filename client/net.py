@@ -22,7 +22,7 @@ from urllib.parse import urljoin
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from protocol.codec import MAX_FRAME, DecodeError, decode, encode
+from protocol.codec import MAX_EVENT_FRAME, DecodeError, decode, encode
 from protocol.messages import PROTOCOL_VERSION, Command, Error, Event, Hello, Redirect, Welcome
 
 DEFAULT_URL = "ws://127.0.0.1:8765"
@@ -84,7 +84,7 @@ class Connection:
 
     async def open(self, *, open_timeout: float = 10) -> Welcome:
         self.ws = await connect(
-            self.url, max_size=MAX_FRAME * 4, open_timeout=open_timeout, ping_interval=20
+            self.url, max_size=MAX_EVENT_FRAME, open_timeout=open_timeout, ping_interval=20
         )
         self.closed = None
         self._reader = asyncio.create_task(self._read())

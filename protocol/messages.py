@@ -92,6 +92,7 @@ ErrorCode = Literal[
     "illegal_move",
     "undo_off",
     "race_not_found",
+    "record_too_large",
 ]
 
 

@@ -3,24 +3,35 @@
 Everything the server decides is decided by the hub; this module only decodes frames, feeds the
 hub, sends what it answers, closes what it closes, ticks its clock and serves ``/healthz``,
 ``/metrics`` and ``/races/<id>`` over plain HTTP on the same port.
+
+It also holds the line against the network (docs/operations.md, "Limits"): every connection
+has a bounded amount of output waiting (a :class:`Pipe`; a peer that does not read is cut,
+4413), handshakes in progress count toward the per-address limit, and errors accepting
+connections (out of file descriptors) are logged at most once a second.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import logging
+import socket
 import time
+from collections import deque
 from collections.abc import Iterable
 from http import HTTPStatus
+from typing import Any
 
-from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
+from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
+from websockets.protocol import State
 
-from protocol.codec import DecodeError, decode
+from protocol.codec import DecodeError, decode_command
+from protocol.messages import ProgressUpdate
 
 from .cluster import Cluster, ClusterConfig, http_url
 from .hub import CLOSE_FULL, Hub, Outbox
@@ -30,6 +41,28 @@ from .pool import DealPool
 from .store import Store
 
 log = logging.getLogger("patience_race.server")
+
+CLOSE_SLOW = 4413
+"""The connection's output stayed over its bound: the peer does not read (docs/protocol.md)."""
+
+_ACCEPT_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+
+class Pipe:
+    """A connection's output that the network has not taken yet, beyond its socket's buffer.
+
+    Frames are written to the socket while its buffer holds less than ``send_buffer``; after
+    that they wait here, progress replaced by newer progress, and a task writes them as the
+    buffer drains.  ``over_since`` is when the output went over the bound (None while under)."""
+
+    __slots__ = ("bytes", "over_since", "queue", "task")
+
+    def __init__(self) -> None:
+        self.queue: deque[tuple[bytes, bool]] = deque()
+        """(frame, is progress)"""
+        self.bytes = 0
+        self.over_since: float | None = None
+        self.task: asyncio.Task[None] | None = None
 
 
 class RaceServer:
@@ -65,6 +98,17 @@ class RaceServer:
         self.cluster: Cluster | None = None
         """This node's Redis side, when the server is a node of a cluster (docs/cluster.md)."""
         self.sockets: dict[int, ServerConnection] = {}
+        self.pipes: dict[int, Pipe] = {}
+        self._over: dict[int, Pipe] = {}
+        """Connections whose output is over ``send_buffer`` (checked on each tick)."""
+        self.opening: dict[str, int] = {}
+        """Connections per socket address whose WebSocket handshake is not done yet."""
+        self.opening_total = 0
+        self.slow_closes = 0
+        self.refused_early = 0
+        self._accept_log_at = 0.0
+        self._accept_errors = 0
+        self._old_exception_handler: Any = None
         self.server: Server | None = None
         self._ticker: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
@@ -106,6 +150,9 @@ class RaceServer:
             self._handler,
             self.host,
             self.port,
+            create_connection=self._connection_class(),
+            open_timeout=self.limits.open_timeout_s,
+            write_limit=self.limits.send_buffer,
             max_size=self.limits.max_frame,
             max_queue=16,
             # msgpack frames are small: compressing them costs more CPU (and a zlib context per
@@ -122,6 +169,9 @@ class RaceServer:
         )
         sock = next(iter(self.server.sockets))
         self.port = sock.getsockname()[1]
+        loop = asyncio.get_running_loop()
+        self._old_exception_handler = loop.get_exception_handler()
+        loop.set_exception_handler(self._loop_exception)
         self._ticker = asyncio.create_task(self._tick_forever())
         if self.cluster_config is not None:
             self.cluster = Cluster(self.hub, self.cluster_config, self.port)
@@ -142,16 +192,27 @@ class RaceServer:
         if self.hub.live is not None and self.store is not None and not self.store.closed:
             with contextlib.suppress(Exception):
                 self.hub.live.alive(self.hub.wall())  # the downtime starts now
+        if self.server is not None:
+            asyncio.get_running_loop().set_exception_handler(self._old_exception_handler)
         self._flush()
         if self._ticker is not None:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._ticker
+        # a connection whose output is backed up would hold its close (and the server's) for ever:
+        # its closing handshake waits behind the buffer.  It reads nothing anyway: cut it.
+        for cid in list(self._over):
+            ws = self.sockets.get(cid)
+            if ws is not None:
+                self._cut(cid, ws, "the server is stopping")
         if self.server is not None:
             self.server.close()
             await self.server.wait_closed()
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
+        for pipe in list(self.pipes.values()):
+            if pipe.task is not None:
+                pipe.task.cancel()
 
     async def drain(self, retry_ms: int = 5000) -> None:
         """Graceful stop (SIGTERM): tell everyone, close with 1012, keep every received move."""
@@ -169,6 +230,7 @@ class RaceServer:
     # -- connections ------------------------------------------------------------------------
 
     async def _handler(self, ws: ServerConnection) -> None:
+        self._opened(ws)
         peer = self.client_address(ws)
         cid = self.hub.connect(time.monotonic(), peer)
         if cid is None:
@@ -176,6 +238,7 @@ class RaceServer:
             self._count_close(CLOSE_FULL)
             return
         self.sockets[cid] = ws
+        self.pipes[cid] = Pipe()
         try:
             async for frame in ws:
                 if cid not in self._doomed:  # after a close decision, frames are dropped
@@ -184,6 +247,10 @@ class RaceServer:
             pass
         finally:
             self.sockets.pop(cid, None)
+            pipe = self.pipes.pop(cid, None)
+            self._over.pop(cid, None)
+            if pipe is not None and pipe.task is not None:
+                pipe.task.cancel()
             self._doomed.discard(cid)
             self._close_started.discard(cid)
             self._deliver(self.hub.disconnect(cid, time.monotonic()))
@@ -200,9 +267,9 @@ class RaceServer:
         now = time.monotonic()
         self.frames_received += 1
         try:
-            message = decode(frame)
+            message = decode_command(frame)
         except DecodeError as exc:
-            self._deliver(self.hub.bad_input(cid, exc.code, exc.message))
+            self._deliver(self.hub.bad_input(cid, exc.code, exc.message, exc.seq))
             return
         try:
             out = self.hub.handle(cid, message, now)
@@ -227,16 +294,12 @@ class RaceServer:
 
     def client_address(self, ws: ServerConnection) -> str:
         """The player's address: the socket's, or X-Forwarded-For's when the socket is a trusted proxy."""
+        return self.request_address(ws, ws.request)
+
+    def request_address(self, ws: ServerConnection, request: Request | None) -> str:
         peer = str(ws.remote_address[0]) if ws.remote_address else ""
-        if not self.trusted or not peer:
+        if not self._is_trusted(peer):
             return peer
-        try:
-            ip = ipaddress.ip_address(peer)
-        except ValueError:
-            return peer
-        if not any(ip in net for net in self.trusted):
-            return peer
-        request = ws.request
         forwarded = request.headers.get("X-Forwarded-For", "") if request is not None else ""
         # the proxy overwrites the header; if a chain was passed along, the last hop is the proxy's view
         candidate = forwarded.split(",")[-1].strip()
@@ -302,14 +365,18 @@ class RaceServer:
         i = 0
         while i < len(sends):
             event = sends[i][1]
-            targets: list[ServerConnection] = []
+            targets: list[tuple[int, ServerConnection]] = []
             while i < len(sends) and sends[i][1] is event:
-                ws = self.sockets.get(sends[i][0])
+                cid = sends[i][0]
+                ws = self.sockets.get(cid)
                 if ws is not None:
-                    targets.append(ws)
+                    targets.append((cid, ws))
                 i += 1
             if targets:
-                broadcast(targets, out.frame(event))
+                frame = out.frame(event)
+                progress = isinstance(event, ProgressUpdate)
+                for cid, ws in targets:
+                    self._send(cid, ws, frame, progress)
                 self.frames_sent += len(targets)
         for close in out.closes:
             ws = self.sockets.get(close.conn)
@@ -321,6 +388,218 @@ class RaceServer:
         if received is not None:
             self.handling.observe(time.monotonic() - received)
 
+    # -- output: bounded per connection ----------------------------------------------------
+
+    def _send(self, cid: int, ws: ServerConnection, frame: bytes, progress: bool) -> None:
+        """Write ``frame`` to ``ws`` now if its socket buffer has room, else queue it (bounded)."""
+        if ws.protocol.state is not State.OPEN:
+            return
+        pipe = self.pipes.get(cid)
+        if pipe is None:
+            return
+        limit = self.limits.send_buffer
+        if not pipe.queue and ws.transport.get_write_buffer_size() < limit:
+            ws.protocol.send_binary(frame)
+            ws.send_data()
+            if ws.transport.get_write_buffer_size() >= limit:
+                self._mark_over(cid, pipe)
+            return
+        queue = pipe.queue
+        if progress:  # only the latest progress matters: drop the one waiting, if any
+            for k, (old, was_progress) in enumerate(queue):
+                if was_progress:
+                    del queue[k]
+                    pipe.bytes -= len(old)
+                    self.hub.count("progress_coalesced")
+                    break
+        queue.append((frame, progress))
+        pipe.bytes += len(frame)
+        self._mark_over(cid, pipe)
+        if len(queue) > 1 and (
+            pipe.bytes > self.limits.max_pending_bytes
+            or len(queue) > self.limits.max_pending_frames
+        ):
+            self._cut(cid, ws, "too much output waiting: the connection does not read")
+            return
+        if pipe.task is None:
+            pipe.task = asyncio.create_task(self._pump(cid, ws, pipe))
+
+    def _mark_over(self, cid: int, pipe: Pipe) -> None:
+        if pipe.over_since is None:
+            pipe.over_since = time.monotonic()
+            self._over[cid] = pipe
+
+    async def _pump(self, cid: int, ws: ServerConnection, pipe: Pipe) -> None:
+        """Write ``pipe``'s queue as the socket buffer drains."""
+        limit = self.limits.send_buffer
+        try:
+            while pipe.queue:
+                drain = getattr(ws, "drain", None)  # (websockets 15-17 have it; else poll)
+                if drain is not None:
+                    await drain()  # returns when the buffer is under its low-water mark
+                if ws.protocol.state is not State.OPEN:
+                    return
+                if ws.transport.get_write_buffer_size() >= limit:
+                    await asyncio.sleep(self.limits.tick_s)
+                    continue
+                while pipe.queue and ws.transport.get_write_buffer_size() < limit:
+                    frame, _ = pipe.queue.popleft()
+                    pipe.bytes -= len(frame)
+                    ws.protocol.send_binary(frame)
+                    ws.send_data()
+        except Exception:  # the connection went away: its handler cleans up
+            return
+        finally:
+            pipe.task = None
+
+    def _check_slow(self, now: float) -> None:
+        """Cut connections whose output stayed over the bound for ``slow_timeout_s``; clear the
+        mark of those back under it.  This is the keepalive that works when the buffer is full:
+        websockets' own ping waits behind the buffer (its send drains first)."""
+        limit = self.limits.send_buffer
+        timeout = self.limits.slow_timeout_s
+        for cid, pipe in list(self._over.items()):
+            ws = self.sockets.get(cid)
+            if ws is None:
+                self._over.pop(cid, None)
+                continue
+            if not pipe.queue and ws.transport.get_write_buffer_size() < limit:
+                pipe.over_since = None
+                self._over.pop(cid, None)
+            elif pipe.over_since is not None and now - pipe.over_since >= timeout:
+                self._cut(cid, ws, "output not read: the connection is too slow")
+
+    def _cut(self, cid: int, ws: ServerConnection, reason: str) -> None:
+        """Close a connection that does not read: a close frame goes after what is buffered
+        (the peer will not read it), and the socket is dropped at once with everything waiting."""
+        pipe = self.pipes.get(cid)
+        if pipe is not None:
+            pipe.queue.clear()
+            pipe.bytes = 0
+            if pipe.task is not None:
+                pipe.task.cancel()
+        self._over.pop(cid, None)
+        self._doomed.add(cid)
+        self.slow_closes += 1
+        log.info(
+            "slow connection cut",
+            extra={"fields": {"event": "slow_closed", "conn": cid, "reason": reason}},
+        )
+        with contextlib.suppress(Exception):
+            if ws.protocol.state is State.OPEN:
+                ws.protocol.fail(CLOSE_SLOW, reason)
+                ws.send_data()
+        ws.transport.abort()
+
+    def pending_bytes(self) -> int:
+        """Output waiting in this process, all connections: socket buffers and queues."""
+        total = 0
+        for cid, ws in self.sockets.items():
+            total += ws.transport.get_write_buffer_size()
+            pipe = self.pipes.get(cid)
+            if pipe is not None:
+                total += pipe.bytes
+        return total
+
+    # -- opening: handshakes count toward the limits ----------------------------------------
+
+    def _connection_class(self) -> type[ServerConnection]:
+        app = self
+
+        class Connection(ServerConnection):
+            """Counts itself from the TCP accept, not only from the finished handshake."""
+
+            opening_key: str | None = None
+
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                super().connection_made(transport)
+                app._accepting(self, transport)
+
+            def connection_lost(self, exc: Exception | None) -> None:
+                app._opened(self)
+                super().connection_lost(exc)
+
+        return Connection
+
+    def _accepting(self, ws: ServerConnection, transport: asyncio.BaseTransport) -> None:
+        """A TCP connection opened.  It counts toward its address's limit (and the server's)
+        from now on; one past the limit may still finish its handshake, to hear why it is
+        refused (1013); more are dropped at once."""
+        limits = self.limits
+        if limits.socket_send_buffer:
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, limits.socket_send_buffer)
+        peername = transport.get_extra_info("peername")
+        peer = str(peername[0]) if peername else ""
+        if self._is_trusted(peer):
+            peer = ""  # the proxy holds everyone's connections: counted once forwarded
+        busy = len(self.hub.conns) + self.opening_total
+        mine = self.hub.per_address.get(peer, 0) + self.opening.get(peer, 0) if peer else 0
+        if busy > limits.max_connections or (peer and mine > limits.max_per_address):
+            self.refused_early += 1
+            self.hub.count("refused_opening")
+            transport.abort()
+            return
+        ws.opening_key = peer  # type: ignore[attr-defined]
+        self.opening_total += 1
+        if peer:
+            self.opening[peer] = self.opening.get(peer, 0) + 1
+
+    def _opened(self, ws: ServerConnection) -> None:
+        """The handshake is over (done, or the connection lost): no longer opening."""
+        peer = getattr(ws, "opening_key", None)
+        if peer is None:
+            return
+        ws.opening_key = None  # type: ignore[attr-defined]
+        self.opening_total -= 1
+        if peer:
+            left = self.opening.get(peer, 1) - 1
+            if left > 0:
+                self.opening[peer] = left
+            else:
+                self.opening.pop(peer, None)
+
+    def _is_trusted(self, peer: str) -> bool:
+        if not self.trusted or not peer:
+            return False
+        try:
+            ip = ipaddress.ip_address(peer)
+        except ValueError:
+            return False
+        return any(ip in net for net in self.trusted)
+
+    def _loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """Errors accepting connections (out of file descriptors: asyncio retries a second later)
+        are logged at most once a second, one line, no traceback; the rest as before."""
+        exc = context.get("exception")
+        if (
+            isinstance(exc, OSError)
+            and exc.errno in _ACCEPT_ERRNOS
+            and "accept" in str(context.get("message", ""))
+        ):
+            self._accept_errors += 1
+            self.hub.count("accept_errors")
+            now = time.monotonic()
+            if now - self._accept_log_at >= 1.0:
+                self._accept_log_at = now
+                log.warning(
+                    "cannot accept connections",
+                    extra={
+                        "fields": {
+                            "event": "accept_error",
+                            "error": errno.errorcode.get(exc.errno or 0, str(exc.errno)),
+                            "count": self._accept_errors,
+                        }
+                    },
+                )
+            return
+        if self._old_exception_handler is not None:
+            self._old_exception_handler(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
     async def _tick_forever(self) -> None:
         tick = self.limits.tick_s
         while True:
@@ -328,6 +607,8 @@ class RaceServer:
             await asyncio.sleep(tick)
             now = time.monotonic()
             self.loop_lag.observe(max(0.0, now - due))
+            if self._over:
+                self._check_slow(now)
             try:
                 self._deliver(self.hub.tick(now))
             except Exception:
@@ -346,17 +627,7 @@ class RaceServer:
             response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
             return response
         if path.startswith("/races/"):
-            race_id = path.removeprefix("/races/")[:64]
-            record = self.hub.finished.get(race_id)
-            if record is None and self.store is not None:
-                record = self.store.race_record(race_id)
-            if record is None:
-                return connection.respond(HTTPStatus.NOT_FOUND, "no finished race with that id\n")
-            body = record.model_dump_json(indent=1).encode()
-            headers = Headers(
-                [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
-            )
-            return Response(200, "OK", headers, body)
+            return self._race_http(connection, request, path.removeprefix("/races/")[:64])
         return None
 
     async def _process_request_cluster(
@@ -380,6 +651,40 @@ class RaceServer:
                 )
                 response.headers["Location"] = http_url(held[1], f"races/{race_id}")
         return response
+
+    def _race_http(self, connection: ServerConnection, request: Request, race_id: str) -> Response:
+        """``GET /races/<id>``: the record's JSON from the cache, with an ETag (a matching
+        ``If-None-Match`` gets ``304``), cacheable for ever (a finished race never changes), within
+        the address's byte budget shared with ``get_race`` (over it: ``429`` and Retry-After)."""
+        hub = self.hub
+        entry = hub.records.lookup(race_id, hub.finished, self.store)
+        if entry is None:
+            return connection.respond(HTTPStatus.NOT_FOUND, "no finished race with that id\n")
+        body, etag = entry.json, entry.etag
+        cache = [("ETag", etag), ("Cache-Control", "public, max-age=31536000, immutable")]
+        if etag in request.headers.get("If-None-Match", ""):
+            return Response(304, "Not Modified", Headers(cache), b"")
+        address = self.request_address(connection, request)
+        now = time.monotonic()
+        if not hub.record_budget.take(address, len(body), now):
+            hub.count("record_budget_refused")
+            wait = hub.record_budget.wait_s(address, now)
+            text = (
+                f"race records to your address are limited to {self.limits.record_rate / 1024:.0f}"
+                f" KiB a second: try again in {wait:.0f} s\n"
+            ).encode()
+            headers = Headers(
+                [
+                    ("Content-Type", "text/plain; charset=utf-8"),
+                    ("Content-Length", str(len(text))),
+                    ("Retry-After", str(int(wait) or 1)),
+                ]
+            )
+            return Response(429, "Too Many Requests", headers, text)
+        headers = Headers(
+            [("Content-Type", "application/json"), ("Content-Length", str(len(body))), *cache]
+        )
+        return Response(200, "OK", headers, body)
 
     def metrics_text(self) -> str:
         hub = self.hub
@@ -434,6 +739,21 @@ class RaceServer:
             "# TYPE patience_race_frames_total counter",
             f'patience_race_frames_total{{direction="received"}} {self.frames_received}',
             f'patience_race_frames_total{{direction="sent"}} {self.frames_sent}',
+        ]
+        lines += [
+            "# HELP patience_race_output_pending_bytes Output written and not yet taken by the network, all connections.",
+            "# TYPE patience_race_output_pending_bytes gauge",
+            f"patience_race_output_pending_bytes {self.pending_bytes()}",
+            "# HELP patience_race_connections_opening TCP connections whose WebSocket handshake is not done.",
+            "# TYPE patience_race_connections_opening gauge",
+            f"patience_race_connections_opening {self.opening_total}",
+            "# HELP patience_race_refused_total Connections dropped before their handshake, and accept() failures.",
+            "# TYPE patience_race_refused_total counter",
+            f'patience_race_refused_total{{why="opening"}} {self.refused_early}',
+            f'patience_race_refused_total{{why="accept_error"}} {self._accept_errors}',
+            "# HELP patience_race_record_cache_bytes Encoded race records held in memory.",
+            "# TYPE patience_race_record_cache_bytes gauge",
+            f"patience_race_record_cache_bytes {hub.records.bytes}",
         ]
         lines += self.handling.lines() + self.loop_lag.lines()
         lines += self.gc_pauses.histogram.lines() + gc_lines()

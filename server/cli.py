@@ -120,6 +120,19 @@ def build_parser() -> argparse.ArgumentParser:
         "races older than this many days are deleted with their moves (0: keep every race)",
         float,
     )
+    opt(
+        "slow-timeout",
+        limits.slow_timeout_s,
+        "seconds a connection's output may stay backed up (a peer not reading) before it is cut",
+        float,
+    )
+    opt("open-timeout", limits.open_timeout_s, "seconds to finish the WebSocket handshake", float)
+    opt(
+        "record-rate",
+        int(limits.record_rate // 1024),
+        "race record KiB a second per client address (the burst is four times this)",
+        int,
+    )
     opt("origins", "", "comma-separated Origin values allowed (empty: any)")
     opt(
         "trusted-proxies",
@@ -150,6 +163,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--list-races", action="store_true", help="list the latest races in the database and exit"
     )
     return p
+
+
+def raise_open_file_limit() -> None:
+    """Every connection is a file descriptor: lift the soft limit (often 1,024) to the hard one,
+    so the connection limits, not the process's, decide who is refused."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else 1 << 20
+    if soft == resource.RLIM_INFINITY or soft >= target:
+        return
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -195,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             store.close()
     setup_logging(args.log_format, args.log_level)
+    raise_open_file_limit()
     try:
         for net in args.trusted_proxies.split(","):
             if net.strip():
@@ -215,6 +242,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         idle_timeout_s=args.idle_timeout,
         progress_interval_s=args.progress_ms / 1000,
         keep_days=args.keep_days,
+        slow_timeout_s=args.slow_timeout,
+        open_timeout_s=args.open_timeout,
+        record_rate=args.record_rate * 1024,
+        record_burst=args.record_rate * 4096,
     )
     origins = [o.strip() for o in args.origins.split(",") if o.strip()] or None
     cluster = None

@@ -42,7 +42,6 @@ from protocol.messages import (
     ProgressUpdate,
     RaceOver,
     RaceRecord,
-    RaceRecordMsg,
     RaceStart,
     Ready,
     Redirect,
@@ -198,6 +197,10 @@ class Hub:
         self.room_buckets: OrderedDict[str, TokenBucket] = OrderedDict()
         """Each address's budget for creating rooms; bounded (:meth:`_room_bucket`)."""
         self.finished: OrderedDict[str, RaceRecord] = OrderedDict()
+        from .records import ByteBudget, RecordCache  # (here: hub.py's imports are not mine)
+
+        self.records = RecordCache(self.limits.record_cache_bytes)
+        self.record_budget = ByteBudget(self.limits.record_rate, self.limits.record_burst)
         self.draining = False
         self.metrics: dict[str, int] = {}
         self.live = LiveRooms(store) if store is not None else None
@@ -758,16 +761,33 @@ class Hub:
         self._countdown_if_all_ready(room, now, out)
 
     def _get_race(self, conn: Conn, cmd: GetRace, now: float, out: Outbox) -> None:
-        record = self.finished.get(cmd.race_id)
-        if record is None and self.store is not None:
-            record = self.store.race_record(cmd.race_id)
-        if record is None and self.cluster is not None:
+        """A finished race's record, from the encoded-record cache, within the address's byte
+        budget (server/records.py); one held by another node of a cluster is redirected there."""
+        from protocol.codec import MAX_EVENT_FRAME
+
+        entry = self.records.lookup(cmd.race_id, self.finished, self.store)
+        if entry is None and self.cluster is not None:
             held = self.cluster.locate_race(cmd.race_id)
             if held is not None:
                 raise Redirected(cmd.race_id, *held)
-        if record is None:
+        if entry is None:
             raise CommandError("race_not_found", f"no finished race {cmd.race_id[:64]!r}")
-        out.reply(conn.id, RaceRecordMsg(seq=cmd.seq, record=record))
+        frame = entry.frame(cmd.seq)
+        if len(frame) > MAX_EVENT_FRAME:
+            raise CommandError(
+                "record_too_large",
+                f"that record is {len(frame)} bytes, over a frame's {MAX_EVENT_FRAME}: "
+                f"fetch it over HTTP, GET /races/{cmd.race_id}",
+            )
+        if not self.record_budget.take(conn.peer, len(frame), now):
+            self.count("record_budget_refused")
+            wait = self.record_budget.wait_s(conn.peer, now)
+            raise CommandError(
+                "rate_limited",
+                f"race records to your address are limited to {self.limits.record_rate / 1024:.0f}"
+                f" KiB a second: try again in {wait:.0f} s",
+            )
+        out.reply(conn.id, frame)  # type: ignore[arg-type]  # bytes: sent as they are
 
     _handlers: ClassVar[dict[type, Callable[..., None]]] = {
         Hello: _hello,

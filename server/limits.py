@@ -44,6 +44,29 @@ class Limits:
     """Progress is sent to a room at most this often, however fast its players move: four times a
     second is live to a person, and every event goes to every member (docs/performance.md)."""
     tick_s: float = 0.05
+    # -- output, per connection (docs/operations.md, "Limits") --
+    send_buffer: int = 64 * 1024
+    """Bytes written to a connection's socket and not yet taken by the network: past this, more
+    output waits in the connection's queue (and the keepalive clock below runs)."""
+    max_pending_bytes: int = 256 * 1024
+    """Bytes waiting in a connection's queue; past this (or ``max_pending_frames``) it is
+    closed at once (4413).  Progress waiting is replaced by newer progress, never queued twice."""
+    max_pending_frames: int = 256
+    slow_timeout_s: float = 15.0
+    """A connection whose output stays over ``send_buffer`` this long (a peer that does not
+    read, whatever it sends) is closed (4413)."""
+    socket_send_buffer: int = 64 * 1024
+    """SO_SNDBUF of each accepted socket (Linux doubles it; 0: the kernel's own, which grows to
+    4 MiB): what a peer that does not read can hold in the kernel, beyond ``send_buffer``."""
+    open_timeout_s: float = 5.0
+    """Seconds to finish the WebSocket handshake after the TCP connection opens."""
+    # -- race records (server/records.py) --
+    record_cache_bytes: int = 32 * 1024 * 1024
+    """Encoded race records kept in memory, least recently used out first."""
+    record_rate: float = 256 * 1024
+    """Record bytes a second per client address (socket and HTTP together)..."""
+    record_burst: int = 1024 * 1024
+    """...and at once."""
 
 
 class TokenBucket:

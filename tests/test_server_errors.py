@@ -67,7 +67,7 @@ async def test_frames_that_cannot_be_read_are_refused_and_the_connection_stays()
             (b"\xc1\xc1\xc1", "bad_frame"),
             (b"\x92\x01", "bad_frame"),  # a truncated array
             ("hello", "bad_frame"),
-            (msgpack.packb([1, 2, 3]), "bad_message"),
+            (msgpack.packb([1, 2, 3]), "bad_frame"),  # not a map: docs/protocol.md
             (msgpack.packb({"seq": 1}), "bad_message"),
         ):
             answer = await expect_error(ws, frame, code)
@@ -188,7 +188,7 @@ async def test_oversized_frame_closes_1009_and_the_largest_frame_does_not() -> N
             pad = "x" * (MAX_FRAME - empty - 2)  # a str 16 header is 2 bytes longer than a fixstr
             frame = msgpack.packb({"type": "list_rooms", "seq": 1, "pad": pad})
             assert len(frame) == MAX_FRAME
-            await expect_error(ws, frame, "bad_message")
+            await expect_error(ws, frame, "bad_frame")  # a string past any command's
             await still_open(ws)
         async with raw_client(server.url) as ws:
             await ws.send(msgpack.packb({"type": "list_rooms", "seq": 1, "pad": "x" * MAX_FRAME}))

@@ -1,0 +1,484 @@
+"""The public internet against a real server: clients that never read, msgpack bombs, records
+fetched on repeat, half-open connections, and the protocol keeping its word on errors."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import resource
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import msgpack
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as ws_connect
+
+from client.net import Connection
+from protocol.codec import (
+    MAX_COMMAND_DEPTH,
+    MAX_EVENT_FRAME,
+    MAX_FRAME,
+    decode,
+    decode_command,
+    encode,
+)
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    GetRace,
+    PlayerRecord,
+    RaceOver,
+    RaceRecord,
+    RaceRecordMsg,
+    Ready,
+    Settings,
+)
+from server.app import CLOSE_SLOW, RaceServer
+from server.records import ByteBudget, RecordCache
+from server.store import Store
+from tests.server_helpers import (
+    close_all,
+    eventually,
+    fast_limits,
+    host_and_join,
+    http_get,
+    move,
+    pack,
+    pick_move,
+    raw_client,
+    raw_recv,
+    running_server,
+    seat_state,
+    start_race,
+)
+from tests.test_server_errors import expect_error, still_open
+
+# -- 1. clients that never read ------------------------------------------------------------------
+
+
+async def never_reading(server: RaceServer, code: str, name: str) -> ClientConnection:
+    """A spectator whose socket takes almost nothing (tiny SO_RCVBUF) and who stops reading
+    once it has joined (its pings off: it answers nothing)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, (server.host, server.port))
+    ws = await ws_connect(server.url, sock=sock, ping_interval=None, max_size=None)
+    await ws.send(pack({"type": "hello", "seq": 0, "version": PROTOCOL_VERSION}))
+    assert (await raw_recv(ws))["type"] == "welcome"
+    await ws.send(
+        pack({"type": "join_room", "seq": 1, "code": code, "name": name, "spectate": True})
+    )
+    while (answer := await raw_recv(ws))["type"] != "joined":
+        assert answer["type"] != "error", answer
+    ws.transport.pause_reading()
+    return ws
+
+
+@asynccontextmanager
+async def slow_readers(server: RaceServer, code: str, n: int) -> AsyncIterator[list[Any]]:
+    readers = [await never_reading(server, code, f"slow{i}") for i in range(n)]
+    try:
+        yield readers
+    finally:
+        for ws in readers:
+            ws.transport.abort()
+
+
+def tight_output(**kw: Any) -> Any:
+    base: dict[str, Any] = {
+        "send_buffer": 8192,
+        "max_pending_bytes": 32768,
+        "max_pending_frames": 64,
+        "slow_timeout_s": 1.0,
+        "socket_send_buffer": 4096,
+        "rate": 100_000.0,
+        "burst": 100_000,
+        "max_per_address": 64,
+    }
+    base.update(kw)
+    return fast_limits(**base)
+
+
+async def test_never_reading_clients_are_cut_and_output_stays_bounded() -> None:
+    slow = 8
+    limits = tight_output(slow_timeout_s=60.0)  # the queue's bound cuts them, not the clock
+    async with running_server(limits) as server:
+        conns, code, _ = await host_and_join(
+            server.url, ["Ann", "Bob"], Settings(seats=2, private=True)
+        )
+        ann, bob = conns
+        async with slow_readers(server, code, slow):
+            bound = slow * (limits.send_buffer + limits.max_pending_bytes + 4096)
+            highest = 0
+            toggles = 0
+            # Ann toggles ready: every toggle is a room event to every member, 10 of them
+            while server.close_codes.get(CLOSE_SLOW, 0) < slow:
+                await ann.request(Ready(seq=0, ready=toggles % 2 == 0))
+                toggles += 1
+                highest = max(highest, server.pending_bytes())
+                assert toggles < 5000, "the readers that never read were never cut"
+            assert highest <= bound
+            await eventually(lambda: len(server.sockets) == 2)
+            assert server.pending_bytes() < limits.send_buffer
+            # the healthy pair plays on
+            await ann.request(Ready(seq=0, ready=False))
+            await start_race(conns)
+            await move(ann, "deal")
+            await move(bob, "deal")
+        await close_all(conns)
+
+
+async def test_the_server_stops_with_a_never_reading_client_backed_up() -> None:
+    """Its closing handshake would wait behind its full buffer for ever: it is cut instead."""
+    limits = tight_output(slow_timeout_s=3600.0, max_pending_bytes=10**7, max_pending_frames=10**5)
+    server = RaceServer("127.0.0.1", 0, limits=limits, store=Store(":memory:"))
+    await server.start()
+    stopped = False
+    try:
+        conns, code, _ = await host_and_join(
+            server.url, ["Ann", "Bob"], Settings(seats=2, private=True)
+        )
+        async with slow_readers(server, code, 1):
+            toggles = 0
+            while not any(p.queue for p in server.pipes.values()):
+                await conns[0].request(Ready(seq=0, ready=toggles % 2 == 0))
+                toggles += 1
+                assert toggles < 5000
+            await close_all(conns)
+            await asyncio.wait_for(server.stop(), 20)  # (a guard: without the cut, never)
+            stopped = True
+            assert server.slow_closes == 1
+    finally:
+        if not stopped:
+            await server.stop()
+        assert server.store is not None
+        server.store.close()
+
+
+async def test_a_full_buffer_is_detected_and_progress_is_coalesced() -> None:
+    """Only progress flows (a race on): the queue never outgrows its bound, because progress
+    waiting is replaced by newer progress, and the peer is cut when its output has not moved
+    for ``slow_timeout_s``: the keepalive that works when the buffer is full."""
+    limits = tight_output(slow_timeout_s=1.0)
+    async with running_server(limits) as server:
+        conns, code, joined = await host_and_join(
+            server.url, ["Ann", "Bob"], Settings(seats=2, private=True)
+        )
+        async with slow_readers(server, code, 3):
+            await start_race(conns)
+            ann = conns[0]
+            moves = 0
+            while server.close_codes.get(CLOSE_SLOW, 0) < 3:
+                # a move and its undo, again and again: progress changes every time
+                wire = pick_move(seat_state(server, code, joined[0].you))
+                assert wire is not None
+                moved = await move(ann, wire.kind, wire.src, wire.dst, wire.count)
+                if moved.can_undo:
+                    await move(ann, "undo")
+                moves += 1
+                assert moves < 20_000, "the readers that never read were never cut"
+                for pipe in server.pipes.values():
+                    assert sum(1 for _, progress in pipe.queue if progress) <= 1
+            assert server.hub.metrics.get("progress_coalesced", 0) > 0
+            assert server.slow_closes == 3
+            await move(conns[1], "deal")  # the race goes on
+        await close_all(conns)
+
+
+# -- 2. msgpack bombs ------------------------------------------------------------------------------
+
+BOMBS = [
+    b"\xdc\x10\x00" * 1000,  # nested array 16 headers of 4,096 items each
+    (b"\xdc\x10\x00" * (MAX_FRAME // 3))[:MAX_FRAME],
+    b"\x9f" * MAX_FRAME,  # fixarrays nested as deep as the frame goes
+    b"\x81\xa1a" * (MAX_FRAME // 3),  # maps nested as deep as the frame goes
+    b"\xde\x01\x00" * (MAX_FRAME // 3),
+    b"\xdf\xff\xff\xff\xff",  # a map of 4 billion entries
+    # valid msgpack, a command's shape, nested deeper than any command
+    msgpack.packb({"type": "list_rooms", "seq": 1, "x": [[[[[[1]]]]]]}),
+]
+
+
+def test_bombs_are_refused_before_anything_is_built() -> None:
+    for bomb in BOMBS:
+        try:
+            decode_command(bomb)
+        except ValueError as exc:
+            assert getattr(exc, "code", None) == "bad_frame", (bomb[:8], exc)
+        else:
+            raise AssertionError(f"{bomb[:8]!r} was decoded")
+    # the deepest command there is still passes
+    deep = {"type": "create_room", "seq": 1, "name": "Ann", "settings": {"options": {"suits": 2}}}
+    assert decode_command(pack(deep)).type == "create_room"  # type: ignore[union-attr]
+    assert MAX_COMMAND_DEPTH >= 3
+
+
+async def test_bombs_get_bad_frame_and_the_connection_stays() -> None:
+    async with running_server(fast_limits(max_bad=100)) as server, raw_client(server.url) as ws:
+        for bomb in BOMBS:
+            answer = await expect_error(ws, bomb, "bad_frame")
+            assert answer["seq"] is None
+        await still_open(ws)
+
+
+async def test_events_are_read_with_generous_limits() -> None:
+    """Commands are strict, events generous: a record past 64 KiB and past 4,096 moves a player
+    decodes on the client side (``decode``), and is refused as a command."""
+    async with running_server() as server:
+        await finished_record(server)
+    record = big_record("r" * 12, moves=5000)
+    frame = encode(RaceRecordMsg(seq=3, record=record))
+    assert MAX_FRAME < len(frame) < MAX_EVENT_FRAME
+    event = decode(frame)
+    assert isinstance(event, RaceRecordMsg) and len(event.record.players[0].moves) == 5000
+    try:
+        decode_command(frame)
+    except ValueError as exc:
+        assert getattr(exc, "code", None) == "bad_frame"
+    else:
+        raise AssertionError("a command frame over the limit was decoded")
+
+
+# -- 5. errors carry the command's seq ----------------------------------------------------------
+
+
+async def test_errors_to_a_readable_command_carry_its_seq() -> None:
+    async with running_server() as server, raw_client(server.url) as ws:
+        for message, code in (
+            ({"type": "teleport", "seq": 7}, "unknown_type"),
+            ({"type": "list_rooms", "seq": 8, "page": 2}, "bad_message"),
+            ({"type": "ready", "seq": 9, "ready": "yes"}, "bad_message"),
+            ({"type": "join_room", "seq": 10, "code": 5, "name": "Ann"}, "bad_message"),
+        ):
+            answer = await expect_error(ws, message, code)
+            assert answer["seq"] == message["seq"], (message, answer)
+        # a seq that is not a valid one is not echoed
+        answer = await expect_error(ws, {"type": "teleport", "seq": True}, "unknown_type")
+        assert answer["seq"] is None
+        # msgpack that is not a map: bad_frame, as docs/protocol.md says
+        answer = await expect_error(ws, msgpack.packb([1, 2, 3]), "bad_frame")
+        assert answer["seq"] is None
+        await still_open(ws)
+
+
+# -- 3. records: cache, budget, HTTP caching ------------------------------------------------------
+
+
+def big_record(race_id: str, moves: int) -> RaceRecord:
+    """A finished race's record with ``moves`` moves for each of its two players."""
+    base = RACE_RECORD_TEMPLATE
+    assert base is not None
+    players = [
+        PlayerRecord(
+            id=p.id,
+            name=p.name,
+            moves=["3>7:2"] * moves,
+            times_ms=list(range(moves)),
+            board=p.board,
+        )
+        for p in base.players
+    ]
+    return base.model_copy(update={"race_id": race_id, "players": players})
+
+
+RACE_RECORD_TEMPLATE: RaceRecord | None = None
+
+
+async def finished_record(server: RaceServer) -> RaceRecord:
+    global RACE_RECORD_TEMPLATE
+    conns, _, _ = await host_and_join(server.url, ["Ann", "Bob"], Settings(private=True))
+    await start_race(conns)
+    for c in conns:
+        await move(c, "resign")
+    over = await conns[0].wait_for(RaceOver)
+    await close_all(conns)
+    record = server.hub.finished[over.race_id]
+    RACE_RECORD_TEMPLATE = record
+    return record
+
+
+async def test_records_come_from_the_cache_within_a_byte_budget() -> None:
+    limits = fast_limits(record_rate=1.0, record_burst=150_000)
+    async with running_server(limits) as server:
+        await finished_record(server)
+        record = big_record("b" * 12, moves=6000)  # past 64 KiB, past 4,096 moves a player
+        server.hub.finished[record.race_id] = record
+        async with Connection(server.url) as ann:
+            got = await ann.request(GetRace(seq=0, race_id=record.race_id))
+            assert isinstance(got, RaceRecordMsg) and got.record == record  # the client reads it
+            size = len(encode(got))
+            assert size > MAX_FRAME
+            assert server.hub.records.misses == 1
+            again = await ann.request(GetRace(seq=0, race_id=record.race_id))
+            assert again == got.model_copy(update={"seq": again.seq})  # type: ignore[union-attr]
+            assert server.hub.records.hits == 1
+            # 150,000 bytes at once: the third fetch finds the bucket empty
+            refused = await expect_client_error(ann, GetRace(seq=0, race_id=record.race_id))
+            assert refused[0] == "rate_limited" and "KiB a second" in refused[1]
+            # HTTP shares the budget
+            status, headers, _ = await http_get(server, f"/races/{record.race_id}")
+            assert status == 429 and int(headers["retry-after"]) >= 1
+        assert server.hub.records.bytes <= limits.record_cache_bytes
+
+
+async def expect_client_error(conn: Connection, command: Any) -> tuple[str, str]:
+    from client.net import ServerError
+
+    try:
+        await conn.request(command)
+    except ServerError as exc:
+        return exc.code, exc.message
+    raise AssertionError("the command was not refused")
+
+
+async def test_http_records_have_an_etag_and_are_immutable() -> None:
+    async with running_server() as server:
+        record = await finished_record(server)
+        status, headers, body = await http_get(server, f"/races/{record.race_id}")
+        assert status == 200 and RaceRecord.model_validate_json(body) == record
+        etag = headers["etag"]
+        assert "immutable" in headers["cache-control"]
+        reader, writer = await asyncio.open_connection(server.host, server.port)
+        try:
+            writer.write(
+                f"GET /races/{record.race_id} HTTP/1.1\r\nHost: x\r\n"
+                f"If-None-Match: {etag}\r\nConnection: close\r\n\r\n".encode()
+            )
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+            assert head.split(b" ")[1] == b"304"
+            assert etag.encode() in head
+        finally:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+
+async def test_the_record_cache_is_bounded_by_bytes_and_the_budget_refills() -> None:
+    async with running_server() as server:
+        await finished_record(server)
+    records = {f"r{i:011d}": big_record(f"r{i:011d}", moves=500) for i in range(20)}
+    one = RecordCache(10**9).lookup("r00000000000", records).size  # type: ignore[union-attr]
+    cache = RecordCache(one * 5)
+    for race_id in records:
+        assert cache.lookup(race_id, records) is not None
+    assert cache.bytes <= one * 5 and len(cache.entries) == 5
+    assert cache.lookup("missing", records) is None
+    budget = ByteBudget(rate=100.0, burst=1000)
+    assert budget.take("a", 5000, 0.0)  # any record once: the bucket then owes it
+    assert not budget.take("a", 10, 1.0) and budget.take("b", 10, 1.0)
+    assert budget.wait_s("a", 1.0) >= 39
+    assert budget.take("a", 10, 41.0)
+
+
+# -- 4. half-open connections --------------------------------------------------------------------
+
+
+async def test_handshakes_in_progress_count_toward_the_address_limit() -> None:
+    limits = fast_limits(max_per_address=4, open_timeout_s=30.0)
+    async with running_server(limits) as server:
+        loop = asyncio.get_running_loop()
+        socks = []
+        try:
+            for _ in range(40):  # TCP open, the handshake never sent
+                s = socket.socket()
+                s.setblocking(False)
+                await loop.sock_connect(s, (server.host, server.port))
+                socks.append(s)
+            await eventually(lambda: server.refused_early + server.opening_total == 40)
+            assert server.opening_total <= limits.max_per_address + 1
+            # the rest were dropped at once: each reads the end of its stream
+            dropped = 0
+            for s in socks:
+                with contextlib.suppress(BlockingIOError):
+                    try:
+                        if s.recv(1) == b"":
+                            dropped += 1
+                    except ConnectionResetError:
+                        dropped += 1
+            assert dropped == server.refused_early >= 35
+        finally:
+            for s in socks:
+                s.close()
+        await eventually(lambda: server.opening_total == 0)
+        async with Connection(server.url) as ann:  # the address can come back
+            assert ann.welcome is not None
+
+
+async def test_a_handshake_that_never_finishes_is_dropped() -> None:
+    async with running_server(fast_limits(open_timeout_s=0.2)) as server:
+        reader, writer = await asyncio.open_connection(server.host, server.port)
+        try:
+            writer.write(b"GET / HTTP/1.1\r\n")  # and never the rest
+            assert await asyncio.wait_for(reader.read(), 5) == b""
+            await eventually(lambda: server.opening_total == 0)
+        finally:
+            writer.close()
+
+
+def test_accept_errors_are_logged_once_a_second_and_the_file_limit_is_raised() -> None:
+    """A server at its open-file limit: accept() fails with EMFILE.  One line a second, no
+    tracebacks; and the server raised its soft limit to the hard one at start."""
+    hard = 80
+
+    def low_limits() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (40, hard))
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "server.cli",
+            "--port",
+            "0",
+            "--db",
+            ":memory:",
+            "--max-per-address",
+            "1000",
+            "--max-connections",
+            "1000",
+            "--loop",
+            "asyncio",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=low_limits,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    socks: list[socket.socket] = []
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        port = int(line.rsplit(":", 1)[1].split()[0].strip("/"))
+        soft = _soft_limit(proc.pid)
+        assert soft == hard
+        for _ in range(hard + 20):
+            s = socket.create_connection(("127.0.0.1", port))
+            socks.append(s)
+        time.sleep(2.5)  # (not a timed assertion: the server needs some seconds of EMFILE)
+        for s in socks:
+            s.close()
+        proc.terminate()
+        err = proc.communicate(timeout=10)[1]
+    finally:
+        for s in socks:
+            s.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Traceback" not in err, err[-2000:]
+    lines = [x for x in err.splitlines() if "accept_error" in x]
+    assert 1 <= len(lines) <= 4, err[-2000:]
+
+
+def _soft_limit(pid: int) -> int:
+    with open(f"/proc/{pid}/limits") as f:
+        for row in f:
+            if row.startswith("Max open files"):
+                return int(row.split()[3])
+    raise AssertionError("no open-file limit")
