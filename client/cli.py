@@ -16,6 +16,7 @@ from protocol.messages import Settings
 from protocol.record import RecordError, ReplayError, load, replay
 
 from .net import DEFAULT_URL, URL_ENV
+from .solve import add_solve_parser
 from .text import render_board
 
 
@@ -366,6 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="check a game record and show where it ends")
     p.add_argument("file", help="a game record (JSON)")
     p.set_defaults(func=cmd_replay)
+
+    add_solve_parser(sub)
 
     p = sub.add_parser("play", help="race bots right now on a server inside this program")
     add_race_arguments(p)

@@ -56,13 +56,13 @@ class HelenaDomain:
         piles = tuple(tuple(p) for p in state.piles)
         found = tuple(f[-1] for f in state.foundations)
         s = (piles, found, state.redeals_left, 0, state.stock_dealt, 0)
-        self.start: State = s[:5] + (self._value(s),)  # type: ignore[assignment]
+        self.start: State = (*s[:5], self._value(s))  # type: ignore[assignment]
 
     def _first(self, redeals: int) -> bool:
         return not self.louis and redeals == 2
 
     def _value(self, s: Any) -> int:
-        piles, found, redeals, taken, dealt, _ = s
+        piles, found, redeals, _taken, dealt, _ = s
         v = W_REDEAL * redeals + (0 if dealt else W_STOCK)
         wanted: dict[int, int] = {}
         for f, top in enumerate(found):
@@ -102,9 +102,7 @@ class HelenaDomain:
         s = (piles, found, redeals, taken, dealt, 0)
         return (piles, found, redeals, taken, dealt, self._value(s))
 
-    def _after_take(
-        self, lp: list[tuple[int, ...]], si: int, taken: int, dealt: bool
-    ) -> int:
+    def _after_take(self, lp: list[tuple[int, ...]], si: int, taken: int, dealt: bool) -> int:
         """Louis: an emptied pile takes the stock's next card before the stock is dealt."""
         if not dealt and not lp[si] and taken < len(self.stock):
             lp[si] = (self.stock[taken],)
@@ -145,7 +143,7 @@ class HelenaDomain:
                 if (diff == 1 or diff == -1) and (not same or card // 13 == top // 13):
                     lp = list(piles)
                     lp[si] = p[:-1]
-                    lp[di] = q + (card,)
+                    lp[di] = (*q, card)
                     t = self._after_take(lp, si, taken, dealt)
                     child = self._make(tuple(lp), found, redeals, t, dealt)
                     out.append((child[5], Move(Kind.TABLEAU, si, di, 1), child))
@@ -160,9 +158,7 @@ class HelenaDomain:
             lists = [list(p) for p in piles]
             for k, c in enumerate(self.stock[taken:]):
                 lists[k % PILES].append(c)
-            child = self._make(
-                tuple(map(tuple, lists)), found, redeals, len(self.stock), True
-            )
+            child = self._make(tuple(map(tuple, lists)), found, redeals, len(self.stock), True)
             out.append((child[5], DEAL, child))
         elif redeals:
             pack = [c for p in piles for c in p]

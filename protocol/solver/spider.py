@@ -26,7 +26,7 @@ from ..moves import DEAL, Kind, Move
 
 PILES = 10
 W_FOUND = 400
-W_DOWN = 24
+W_DOWN = 60
 W_SUIT = 12
 W_RANK = 4
 W_BREAK = 6
@@ -150,6 +150,14 @@ class SpiderDomain:
                 if not complete:
                     return
         empties = [i for i, p in enumerate(piles) if not p]
+        # a deal needs every pile filled: when every pile is a lone run, split one
+        fill_by_split = (
+            bool(empties)
+            and dealt < len(self.rows)
+            and all(
+                not p or (not down[i] and top_run(p, len(p)) == len(p)) for i, p in enumerate(piles)
+            )
+        )
         for si, p in enumerate(piles):
             ds = down[si]
             up = len(p) - ds
@@ -186,7 +194,12 @@ class SpiderDomain:
             if not empties:
                 continue
             targets = empties if complete else empties[:1]
-            counts = range(1, run + 1) if complete else (run,)
+            if complete:
+                counts: Any = range(1, run + 1)
+            else:
+                counts = [run] if len(p) > run else []
+                if fill_by_split and run > 1:
+                    counts.append(1)  # split a run: its top card fills the pile
             for di in targets:
                 for n in counts:
                     np_ = p[:-n]
@@ -203,7 +216,7 @@ class SpiderDomain:
                     yield v, Move(Kind.TABLEAU, si, di, n), (tuple(lp), tuple(l2), dealt, found, v)
         if dealt < len(self.rows) and self._can_deal(piles, down):
             row = self.rows[dealt]
-            lp = [p + (c,) for p, c in zip(piles, row, strict=True)]
+            lp = [(*p, c) for p, c in zip(piles, row, strict=True)]
             v = value - W_DEAL
             for p, q, d in zip(piles, lp, down, strict=True):
                 v += pv(q, d) - pv(p, d)
