@@ -69,9 +69,9 @@ class Budget:
 
     def spend(self) -> bool:
         """Count one node; False once the budget is gone."""
-        self.used += 1
         if self.used >= self.limit:
             return False
+        self.used += 1
         return bool(self.used & 63) or self.clock() < self.deadline
 
     def left(self) -> bool:
