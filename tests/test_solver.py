@@ -36,7 +36,7 @@ ENOUGH = dict(nodes=60_000, seconds=600.0)
 
 EASY = [
     ("spider", {"suits": 1}, 2),
-    ("spider", {"suits": 2}, 4),
+    ("spider", {"suits": 2}, 3),
     ("spider", {"suits": 4}, 1),
     ("spider", {"suits": 1, "relaxed": 2}, 2),
     ("st-helena", {"build": "any"}, 3),

@@ -127,7 +127,7 @@ def best_first(domain: Domain, start: Any, budget: Budget, *, complete: bool, ca
 DEFAULT_CAP = 20_000
 PROBE_NODES = 1_000
 """The complete search's first try: enough to settle a small position exactly."""
-STAGE_NODES = 2_000
+STAGE_NODES = 1_000
 KEEP = 8
 RESTARTS = 6
 """Staged searches (each with 4x the stage nodes and 2x the kept states) before the complete one."""

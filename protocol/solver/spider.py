@@ -27,7 +27,7 @@ from ..moves import DEAL, Kind, Move
 PILES = 10
 W_FOUND = 400
 W_DOWN = 60
-W_SUIT = 12
+W_SUIT = 20
 W_RANK = 4
 W_BREAK = 6
 W_EMPTY = 30
