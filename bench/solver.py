@@ -90,6 +90,7 @@ def main() -> None:
         "| median length | goal |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    misses: list[str] = []
     with Pool(args.procs) as pool:
         for case in cases:
             budget = args.budget or case.budget
@@ -99,6 +100,9 @@ def main() -> None:
             ]
             results = pool.map(solve_one, jobs, chunksize=1)
             solved = [r for r in results if r[0] == SOLVED]
+            missed = [job[2] for job, r in zip(jobs, results, strict=True) if r[0] != SOLVED]
+            if missed:
+                misses.append(f"{case.name}: " + " ".join(f"#{n}" for n in missed))
             unwinnable = sum(1 for r in results if r[0] == UNWINNABLE)
             times = [r[1] for r in results]
             rate = sum(r[2] for r in results) / max(sum(times), 1e-9)
@@ -110,6 +114,9 @@ def main() -> None:
                 f"| {percentile(times, 0.95):.2f} s | {rate:,.0f} | {length:.0f} | {case.goal} |",
                 flush=True,
             )
+    if misses:
+        print()
+        print("not solved within the budget: " + "; ".join(misses))
 
 
 if __name__ == "__main__":
