@@ -97,16 +97,14 @@ def best_first(domain: Domain, start: Any, budget: Budget, *, complete: bool, ca
     won = domain.won
     seen: set[Hashable] = {key(start, complete)}
     counter = 0
-    cost = getattr(domain, "move_cost", 0)
-    heap: list[tuple[int, int, Any, Path, int]] = [(-domain.value(start), 0, start, None, 0)]
+    heap: list[tuple[int, int, Any, Path]] = [(-domain.value(start), 0, start, None)]
     dropped = False
     pop = heapq.heappop
     push = heapq.heappush
     while heap:
         if not budget.spend():
             return Outcome(BUDGET, [], budget.used - nodes0, dropped)
-        _, _, s, path, depth = pop(heap)
-        depth += 1
+        _, _, s, path = pop(heap)
         for v, move, child in children(s, complete):
             k = key(child, complete)
             if k in seen:
@@ -116,7 +114,7 @@ def best_first(domain: Domain, start: Any, budget: Budget, *, complete: bool, ca
             if won(child):
                 return Outcome(FOUND, path_moves(child_path), budget.used - nodes0, dropped)
             counter -= 1
-            push(heap, (cost * depth - v, counter, child, child_path, depth))
+            push(heap, (-v, counter, child, child_path))
         if len(heap) > cap:
             heap = heapq.nsmallest(cap // 2, heap)
             heapq.heapify(heap)
