@@ -17,6 +17,7 @@ from protocol.record import RecordError, ReplayError, load, replay
 
 from .net import DEFAULT_URL, URL_ENV
 from .safe import clean
+from .solve import add_solve_parser
 from .text import render_board
 
 
@@ -488,6 +489,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="check a game record and show where it ends")
     p.add_argument("file", help="a game record (JSON)")
     p.set_defaults(func=cmd_replay)
+
+    add_solve_parser(sub)
 
     p = sub.add_parser("play", help="race bots right now on a server inside this program")
     add_race_arguments(p)

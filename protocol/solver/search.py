@@ -1,0 +1,220 @@
+"""The search every game shares: best-first with a transposition table, by stages between deals.
+
+A game family plugs in as a :class:`Domain`: a compact state of tuples and ints (never the
+engine's :class:`~protocol.game.GameState`, which is too slow to copy in a search loop), the
+children of a state (each with its evaluation and the engine move that leads to it), and the
+test for a won state.  The search keeps the states it has met in a table keyed by the domain's
+canonical key, so no state is expanded twice (which also rules out pointless back-and-forth),
+and the frontier in a heap ordered by evaluation (ties: the newest first, which dives).
+
+The search runs by stages (:func:`staged`): a deal or redeal ends a stage, and only the best few
+states after it go on to the next stage, a beam over the deals; within a stage it is best-first
+with a capped frontier (past the cap it keeps only its best half).  A stage that leads nowhere
+restarts the whole search with bigger stages and a wider beam.
+
+Only a search that never dropped a state, with the domain's *complete* move generator (every
+legal move, no pruning), may conclude that a position is unwinnable (:func:`best_first` with
+``complete=True``).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..moves import Kind, Move
+
+Path = tuple[Move, "Path"] | None
+"""A move list as a linked list, newest move first: children share their parent's path."""
+
+
+class Domain(Protocol):
+    def value(self, s: Any) -> int: ...
+
+    def children(self, s: Any, complete: bool) -> Iterable[tuple[int, Move, Any]]:
+        """``(evaluation, engine move, child state)`` for each move searched from ``s``."""
+        ...
+
+    def won(self, s: Any) -> bool: ...
+
+    def key(self, s: Any, complete: bool) -> Hashable:
+        """The state's canonical key (a hash is enough when ``complete`` is False)."""
+        ...
+
+
+FOUND = "found"
+EXHAUSTED = "exhausted"
+BUDGET = "budget"
+
+
+@dataclass
+class Outcome:
+    how: str
+    """``found``, ``exhausted`` (the frontier ran dry; exact if ``dropped`` is False) or ``budget``."""
+    moves: list[Move]
+    nodes: int
+    dropped: bool
+
+
+class Budget:
+    """Nodes and seconds left; checks the clock only every few nodes."""
+
+    def __init__(self, nodes: int, seconds: float, clock: Callable[[], float]) -> None:
+        self.limit = nodes
+        self.used = 0
+        self.clock = clock
+        self.deadline = clock() + seconds
+
+    def spend(self) -> bool:
+        """Count one node; False once the budget is gone."""
+        if self.used >= self.limit:
+            return False
+        self.used += 1
+        return bool(self.used & 63) or self.clock() < self.deadline
+
+    def left(self) -> bool:
+        return self.used < self.limit and self.clock() < self.deadline
+
+
+def path_moves(path: Path) -> list[Move]:
+    out: list[Move] = []
+    while path is not None:
+        move, path = path
+        out.append(move)
+    out.reverse()
+    return out
+
+
+def best_first(domain: Domain, start: Any, budget: Budget, *, complete: bool, cap: int) -> Outcome:
+    """One greedy best-first search from ``start`` with a frontier of at most ``cap`` states."""
+    nodes0 = budget.used
+    if domain.won(start):
+        return Outcome(FOUND, [], 0, False)
+    key = domain.key
+    children = domain.children
+    won = domain.won
+    seen: set[Hashable] = {key(start, complete)}
+    counter = 0
+    heap: list[tuple[int, int, Any, Path]] = [(-domain.value(start), 0, start, None)]
+    dropped = False
+    pop = heapq.heappop
+    push = heapq.heappush
+    while heap:
+        if not budget.spend():
+            return Outcome(BUDGET, [], budget.used - nodes0, dropped)
+        _, _, s, path = pop(heap)
+        for v, move, child in children(s, complete):
+            k = key(child, complete)
+            if k in seen:
+                continue
+            seen.add(k)
+            child_path: Path = (move, path)
+            if won(child):
+                return Outcome(FOUND, path_moves(child_path), budget.used - nodes0, dropped)
+            counter -= 1
+            push(heap, (-v, counter, child, child_path))
+        if len(heap) > cap:
+            heap = heapq.nsmallest(cap // 2, heap)
+            heapq.heapify(heap)
+            dropped = True
+    return Outcome(EXHAUSTED, [], budget.used - nodes0, dropped)
+
+
+DEFAULT_CAP = 20_000
+PROBE_NODES = 1_000
+"""The complete search's first try: enough to settle a small position exactly."""
+STAGE_NODES = 1_000
+KEEP = 8
+RESTARTS = 6
+"""Staged searches (each with 4x the stage nodes and 2x the kept states) before the complete one."""
+
+
+def search(domain: Domain, start: Any, budget: Budget) -> Outcome:
+    """The solver's plan.
+
+    1. A short complete search (every legal move, nothing dropped): it settles small positions
+       exactly, solved or unwinnable.
+    2. The staged best-first search with pruned moves, restarted with bigger stages while it runs
+       dry (a kept state can still lead nowhere).
+    3. If the budget remains, the complete search with all of it: running dry without dropping a
+       state proves the position unwinnable.
+    """
+    used = 0
+    probe = Budget(min(PROBE_NODES, budget.limit - budget.used), 1e9, budget.clock)
+    probe.deadline = budget.deadline
+    out = best_first(domain, start, probe, complete=True, cap=1 << 62)
+    budget.used += out.nodes
+    used += out.nodes
+    if out.how != BUDGET:
+        return out
+    stage_nodes, keep = STAGE_NODES, KEEP
+    for _ in range(RESTARTS):
+        out = staged(domain, start, budget, stage_nodes=stage_nodes, keep=keep, cap=DEFAULT_CAP)
+        used += out.nodes
+        if out.how != EXHAUSTED or not budget.left():
+            out.nodes = used
+            return out
+        stage_nodes *= 4
+        keep *= 2
+    out = best_first(domain, start, budget, complete=True, cap=1 << 62)
+    out.nodes += used
+    return out
+
+
+STAGE_KINDS = (Kind.DEAL, Kind.REDEAL)
+
+
+def staged(
+    domain: Domain, start: Any, budget: Budget, *, stage_nodes: int, keep: int, cap: int
+) -> Outcome:
+    """Best-first by stages, a beam over the deals (and redeals).
+
+    Within a stage (between two deals) the search is best-first from the states the last stage
+    kept; a deal ends a stage, so its child is set aside as a candidate instead of searched.  Once
+    the stage has expanded ``stage_nodes`` states and found a candidate, the ``keep`` best
+    candidates (by their value after the deal, which sees the dealt cards) start the next stage.
+    This keeps the search from wandering a stage's huge plateau of shuffles before it deals.
+    """
+    nodes0 = budget.used
+    if domain.won(start):
+        return Outcome(FOUND, [], 0, False)
+    key = domain.key
+    children = domain.children
+    won = domain.won
+    pop = heapq.heappop
+    push = heapq.heappush
+    frontier: list[tuple[int, int, Any, Path]] = [(-domain.value(start), 0, start, None)]
+    counter = 0
+    while True:
+        heap = frontier
+        heapq.heapify(heap)
+        seen: set[Hashable] = {key(entry[2], False) for entry in heap}
+        candidates: list[tuple[int, int, Any, Path]] = []
+        expanded = 0
+        while heap and (expanded < stage_nodes or not candidates):
+            if not budget.spend():
+                return Outcome(BUDGET, [], budget.used - nodes0, True)
+            expanded += 1
+            _, _, s, path = pop(heap)
+            for v, move, child in children(s, False):
+                k = key(child, False)
+                if k in seen:
+                    continue
+                seen.add(k)
+                child_path: Path = (move, path)
+                if won(child):
+                    return Outcome(FOUND, path_moves(child_path), budget.used - nodes0, True)
+                counter -= 1
+                entry = (-v, counter, child, child_path)
+                if move.kind in STAGE_KINDS:
+                    candidates.append(entry)
+                else:
+                    push(heap, entry)
+            if len(heap) > cap:
+                heap = heapq.nsmallest(cap // 2, heap)
+                heapq.heapify(heap)
+        if not candidates:
+            return Outcome(EXHAUSTED, [], budget.used - nodes0, True)
+        frontier = heapq.nsmallest(keep, candidates)

@@ -1,0 +1,160 @@
+"""The solver (protocol.solver) and ``patience-race solve``: solutions that the engine and
+``patience-race replay`` accept, budgets honoured, and "unwinnable" only from exhaustive search."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protocol.config import GameConfig
+from protocol.game import GameState, new_game
+from protocol.moves import Kind, Move
+from protocol.notation import parse_move
+from protocol.record import load, replay
+from protocol.solver import (
+    NOT_FOUND,
+    SOLVED,
+    UNWINNABLE,
+    SolverBug,
+    solution_record,
+    solve,
+    solve_deal,
+    verify,
+)
+
+from .rules_helpers import helena, spider, suit_run
+
+ROOT = Path(__file__).resolve().parents[1]
+ENOUGH = dict(nodes=60_000, seconds=600.0)
+"""A node budget the easy deals below need well under; the time budget never binds."""
+
+EASY = [
+    ("spider", {"suits": 1}, 2),
+    ("spider", {"suits": 2}, 3),
+    ("spider", {"suits": 4}, 1),
+    ("spider", {"suits": 1, "relaxed": 2}, 2),
+    ("st-helena", {"build": "any"}, 3),
+    ("st-helena", {"spaces": "any"}, 2),
+    ("louis", {}, 7),
+    ("louis", {"build": "any"}, 1),
+]
+
+
+def play(config: GameConfig, number: int, moves: list[str]) -> GameState:
+    state = new_game(config, number)
+    for text in moves:
+        state.apply(parse_move(text))
+    return state
+
+
+@pytest.mark.parametrize(("game", "options", "number"), EASY)
+def test_solves_easy_deals_and_the_engine_agrees(
+    game: str, options: dict[str, Any], number: int
+) -> None:
+    config = GameConfig(game, options)
+    result = solve_deal(config, number, **ENOUGH)
+    assert result.status == SOLVED, result.message
+    assert result.moves and 0 < result.nodes <= ENOUGH["nodes"]
+    assert play(config, number, result.moves).won
+    record = solution_record(config, number, result)
+    assert replay(load(record.dumps())).won
+
+
+def test_solves_from_the_middle_of_a_game() -> None:
+    """A hint in practice: the solver starts from any position, not only a deal's start."""
+    config = GameConfig("spider", {"suits": 1})
+    first = solve_deal(config, 2, **ENOUGH)
+    state = play(config, 2, first.moves[:40])
+    result = solve(state, **ENOUGH)
+    assert result.solved
+    assert play(config, 2, first.moves[:40] + result.moves).won
+
+
+def test_solve_command_writes_a_record_that_replay_accepts(tmp_path: Path) -> None:
+    cli = [sys.executable, "-m", "client.cli"]
+    solved = subprocess.run(
+        [*cli, "solve", "spider", "2", "--suits", "1", "--nodes", "60000", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert solved.returncode == 0, solved.stderr
+    assert "solved in" in solved.stderr and "nodes searched" in solved.stderr
+    data = json.loads(solved.stdout)
+    assert data["format"] == "patience-race-record" and data["result"]["won"] is True
+    path = tmp_path / "solution.json"
+    path.write_text(solved.stdout)
+    replayed = subprocess.run(
+        [*cli, "replay", str(path)], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert replayed.returncode == 0, replayed.stderr
+    assert "won: yes" in replayed.stdout
+    assert "result: matches the record" in replayed.stdout
+
+
+def test_solve_command_text_and_not_found(capsys: pytest.CaptureFixture[str]) -> None:
+    from client.cli import main
+
+    assert main(["solve", "louis", "1", "--build", "any", "--nodes", "60000"]) == 0
+    out = capsys.readouterr().out
+    assert "Louis (build any) #1: solved in" in out and "nodes searched" in out
+    assert "solution (" in out
+    assert main(["solve", "spider", "1", "--nodes", "10"]) == 1
+    out = capsys.readouterr().out
+    assert "no solution found within the budget" in out
+
+
+def test_a_tiny_node_budget_returns_not_found() -> None:
+    result = solve_deal(GameConfig("spider", {"suits": 4}), 1, nodes=50, seconds=600.0)
+    assert result.status == NOT_FOUND
+    assert result.moves == [] and result.nodes <= 50
+
+
+def test_the_time_budget_reads_the_clock_passed_in() -> None:
+    ticks = count()
+    result = solve_deal(
+        GameConfig("spider", {"suits": 4}),
+        1,
+        nodes=10**9,
+        seconds=20.0,
+        clock=lambda: float(next(ticks)),  # one second passes at every look at the clock
+    )
+    assert result.status == NOT_FOUND
+    assert result.nodes < 64 * 40  # the clock is read every 64 nodes
+    assert result.seconds >= 20.0
+
+
+def test_unwinnable_only_after_an_exhaustive_search() -> None:
+    # A queen face down under a king, nothing else: no complete suit can ever be built.
+    state = spider("QC | KC", suits=1)
+    assert solve(state, nodes=10**6).status == UNWINNABLE
+    assert solve(state, nodes=5).status == NOT_FOUND  # cut short: no verdict
+    # St. Helena, no redeal left: the queen of clubs lies under the king that has nowhere to go.
+    tops = {f: t for f, t in enumerate(["AC", "AS", "AH", "AD", "JC", "KS", "KH", "KD"])}
+    stuck = helena("QC KC", tops=tops, redeals_left=0)
+    assert solve(stuck, nodes=10**6).status == UNWINNABLE
+    # The same with a redeal left: it reverses the pile, and the queen comes free.
+    free = helena("QC KC", tops=tops, redeals_left=1)
+    result = solve(free, nodes=10**6)
+    assert result.solved and result.moves[0] == "r"
+
+
+def test_a_constructed_win_stops_where_the_engine_says_won() -> None:
+    state = spider(suit_run("C", 2), "AC", suits=1)
+    result = solve(state, nodes=1000)
+    assert result.moves == ["2>1"]  # the engine counts a complete run left on a pile as won
+
+
+def test_a_wrong_solution_is_never_returned() -> None:
+    state = new_game(GameConfig("spider", {"suits": 1}), 2)
+    with pytest.raises(SolverBug):
+        verify(state, [Move(Kind.TABLEAU, 0, 0, 1)])
+    with pytest.raises(SolverBug):
+        verify(state, [])  # legal but not a win
