@@ -221,7 +221,10 @@ def decode(frame: bytes | str, limits: DecodeLimits = EVENT_LIMITS) -> Command |
             raise DecodeError("unknown_type", f"unknown message type {kind[:40]!r}", seq) from exc
         first = errors[0]
         where = ".".join(str(p) for p in first["loc"][1:]) or "message"
-        raise DecodeError("bad_message", f"{kind[:40]}: {where}: {first['msg']}", seq) from exc
+        # a name the schema refuses (too long, not a string) is a bad name, as the hub would say
+        too = first["type"] in ("string_too_long", "string_too_short")
+        code = "bad_name" if too and first["loc"][-1:] == ("name",) else "bad_message"
+        raise DecodeError(code, f"{kind[:40]}: {where}: {first['msg']}", seq) from exc
 
 
 def decode_command(frame: bytes | str) -> Command | Event:
