@@ -46,7 +46,7 @@ ATTACKER = "127.0.0.2"
 
 def server_cmd() -> list[str]:
     return [
-        sys.executable, "-m", "server.cli", "--port", "0", "--db", ":memory:",
+        sys.executable, "-m", "server.cli", "--port", "0", "--certified-deals", "0", "--db", ":memory:",
         "--log-level", "info", "--rate", "200", "--burst", "400", "--countdown-ms", "300",
         "--loop", "asyncio",
     ]  # fmt: skip

@@ -89,7 +89,7 @@ def start(cmd: list[str]) -> tuple[subprocess.Popen[str], str]:
 def race_server_cmd(args: argparse.Namespace) -> list[str]:
     profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
     return [
-        sys.executable, *profile, "-m", "server.cli", "--port", "0", "--db", args.db,
+        sys.executable, *profile, "-m", "server.cli", "--port", "0", "--certified-deals", "0", "--db", args.db,
         "--log-level", "info", "--log-format", "text",
         "--max-connections", "50000", "--max-per-address", "50000", "--max-rooms", "10000",
         "--max-rooms-per-address", "10000", "--rooms-per-minute", "600000",
