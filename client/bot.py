@@ -775,7 +775,7 @@ async def run_bot(
     seat: _Seat | None = None
     try:
         welcome = await conn.open()
-        joined = await conn.request(JoinRoom(seq=0, code=code, name=name))
+        joined = await conn.request(JoinRoom(seq=0, code=code, name=name, bot=True))
         assert isinstance(joined, Joined)
         seat = _Seat(
             conn,
@@ -838,7 +838,7 @@ async def _handle(seat: _Seat, event: Any) -> bool:
         seat.races += 1
         if seat.max_races is not None and seat.races >= seat.max_races:
             return False
-        await _send(seat, Rematch(seq=0))
+        # no rematch yet: a bot asks for one only after a person has (room updates say who)
     elif isinstance(event, RoomUpdate):
         return await _room_changed(seat, event.room)
     elif isinstance(event, Kicked):
@@ -857,9 +857,15 @@ async def _room_changed(seat: _Seat, room: RoomInfo) -> bool:
     if me is None:
         return False
     seat.role = me.role
-    if len(room.members) == 1 and room.state in ("lobby", "results"):
-        log.info("%s: alone in room %s, leaving", seat.name, seat.code)
+    people = [m for m in room.members if not m.bot]
+    if not people and room.state in ("lobby", "results"):
+        log.info("%s: no person left in room %s, leaving", seat.name, seat.code)
         return False
+    asked = any(m.rematch for m in people)
+    if room.state == "results" and me.role == "player" and not me.rematch and asked:
+        # a person asked for a rematch: agree, after a moment, as a person would
+        await asyncio.sleep(seat.pacer.rng.uniform(0.3, 1.2) if seat.pacer.think else 0)
+        await _send(seat, Rematch(seq=0))
     if room.state == "lobby" and me.role == "player" and not me.ready:
         await _send(seat, Ready(seq=0))
     return True
