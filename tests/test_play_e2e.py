@@ -103,3 +103,79 @@ def test_the_play_command_in_a_terminal(tmp_path: Path) -> None:
             pass
         os.close(fd)
         subprocess.run(["stty", "sane"], check=False, stdin=subprocess.DEVNULL, capture_output=True)
+
+
+class Screen:
+    """The real command in a pseudo-terminal, read through a terminal emulator (pyte)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cols: int = 100, rows: int = 30):
+        import fcntl
+        import struct
+        import termios
+
+        import pyte
+
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: the real command
+            os.execve(sys.executable, [sys.executable, "-m", "client.cli", *argv], env)
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+    def read(self, seconds: float) -> str:
+        """What the terminal shows after reading for ``seconds``."""
+        end = time.monotonic() + seconds
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            ready, _, _ = select.select([self.fd], [], [], min(left, 0.1))
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                self.stream.feed(chunk)
+        return "\n".join(self.screen.display)
+
+    def wait_for(self, text: str, timeout: float) -> str:
+        end = time.monotonic() + timeout
+        shown = ""
+        while time.monotonic() < end:
+            shown = self.read(0.2)
+            if text in shown:
+                return shown
+        raise AssertionError(f"{text!r} never showed; the screen:\n{shown}")
+
+    def close(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(self.fd)
+        subprocess.run(["stty", "sane"], check=False, stdin=subprocess.DEVNULL, capture_output=True)
+
+
+def test_the_results_stay_up_after_a_resign(tmp_path: Path) -> None:
+    """Issue 10's first problem, as a newcomer meets it: ``play``, resign, and the results (and
+    the deal check) stay on screen for as long as you look at them; the bots do not take the
+    room back to the lobby."""
+    env = {**os.environ, "TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path)}
+    argv = ["play", "--suits", "1", "--mode", "score", "--time", "5s", "--think", "0.2"]
+    term = Screen(argv, env)
+    try:
+        term.wait_for("Stock 50", 30)
+        os.write(term.fd, b"xx")  # resign
+        term.wait_for("resigned", 10)
+        shown = term.wait_for("Results", 20)  # the time is up: the results
+        assert "deal verified" in shown
+        for _ in range(15):  # every second for 15 s: still the results
+            shown = term.read(1.0)
+            assert "Results" in shown and "deal verified" in shown, shown
+            assert "Stock 50" not in shown and "Starting in" not in shown, shown
+        assert "n: rematch" in shown
+    finally:
+        term.close()
