@@ -217,6 +217,11 @@ class RaceModel:
         self.reveal = e.reveal
         self._verify()
         self._hold_results()
+        winner = e.standings[0].name if e.standings else None
+        why = {"time_up": "time is up", "all_done": "everyone has finished"}.get(
+            e.reason, "the race was stopped"
+        )
+        self.status = f"Race over: {why}." + (f" First: {winner}." if winner else "")
 
     def _hold_results(self) -> None:
         room = self.room

@@ -144,7 +144,9 @@ def footer_keys(model: RaceModel) -> str:
         return "n: next race   q: leave   ?: help"
     phase = model.phase
     if phase == "racing":
-        if model.role != "player" or model.state is None:
+        me = model.my_progress()
+        done = me is not None and me.status not in ("playing", "waiting")
+        if model.role != "player" or model.state is None or done:
             return "q q: leave   ?: help"
         if model.state.config.game == SPIDER:
             return (
@@ -597,6 +599,8 @@ def results(model: RaceModel, width: int = 78) -> Text:
         t.append(f"{s.rank:>2}. ", style=style)
         t.append(clip(s.name, name_w).ljust(name_w), style=style)
         word = RESULT_WORDS.get(s.status, s.status)
+        if s.status in ("playing", "waiting"):
+            word = "time up"  # the race is over: still playing when the time ran out
         row = f" {word:<12} {s.score:>6}"
         if spider:
             row += f" {s.score2:>5}" if s.score2 is not None else f" {'':>5}"
