@@ -510,7 +510,7 @@ def choose_move(
     key = s.board()
     memory.observe(s, key, value(s))
     if memory.idle > IDLE_LIMIT:
-        return None
+        return _explore(s, legal, memory, rng)  # long without progress: only new positions
     if memory.plan:
         move = memory.plan[0]
         if move in legal:
@@ -552,7 +552,22 @@ def choose_move(
         return memory.follow(s, found.reveal)
     if REDEAL in legal:
         return REDEAL
-    return None
+    return _explore(s, legal, memory, rng)
+
+
+def _explore(
+    s: GameState, legal: Sequence[Move], memory: Memory, rng: random.Random
+) -> Move | None:
+    """Nothing looks better: a legal move to a position not met since the last card shown,
+    deal or redeal (a new arrangement may open something up); None, to give up, only when
+    every legal move leads back to a position already met."""
+    fresh = []
+    for m in legal:
+        nxt = s.copy()
+        nxt.apply(m)
+        if nxt.board() not in memory.seen:
+            fresh.append(m)
+    return rng.choice(fresh) if fresh else None
 
 
 def _best_single(
