@@ -194,9 +194,15 @@ def lobby(model: RaceModel, now: float | None = None, join_hint: str | None = No
     t.append_text(plain(s.title))
     t.append("\n")
     mode = "first to win" if s.mode == "first" else "highest score"
-    limit = f"{s.time_limit // 60} min" if s.time_limit else "none"
+    if not s.time_limit:
+        limit = "none"
+    elif s.time_limit % 60:
+        limit = clock(s.time_limit * 1000)
+    else:
+        limit = f"{s.time_limit // 60} min"
     t.append(f"Mode: {mode}   Time limit: {limit}   Undo: {s.undo}\n")
-    t.append(f"Seats: {s.seats}   Deal: {'fixed' if s.fixed_deal else 'random'}\n\n")
+    deal = "fixed" if s.fixed_deal else "certified winnable" if s.winnable else "random"
+    t.append(f"Seats: {s.seats}   Deal: {deal}\n\n")
     players = [m for m in room.members if m.role == "player"]
     for m in players:
         mark = Text("ready  ", style="bold green") if m.ready else Text("waiting", style="yellow")

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
-import multiprocessing
-import os
+import sys
 from collections import OrderedDict, deque
-from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
 
 from protocol.config import GameConfig
 
@@ -37,24 +37,34 @@ def key_of(config: GameConfig) -> Key:
     return (config.game, tuple(sorted(config.options.items())), config.numbering)
 
 
-def certify(
+async def certify(
     game: str, options: dict[str, int | str], numbering: str, seconds: float
 ) -> tuple[int, list[str]] | None:
-    """In the worker process: a random deal of that game, and the solver's solution if it won it
-    within ``seconds``."""
-    from protocol.solver import solve_deal
-
-    from .race import random_number
-
-    config = GameConfig(game, options, numbering)
-    number = random_number(config)
-    result = solve_deal(config, number, seconds=seconds)
-    return (number, list(result.moves)) if result.solved else None
-
-
-def _lower_priority() -> None:
-    with contextlib.suppress(OSError):
-        os.nice(10)
+    """A random deal of that game and the solver's solution, if it won it within ``seconds``:
+    in a process of its own (``server.certify``), at a low priority."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "server.certify",
+        game,
+        json.dumps(options),
+        numbering,
+        str(seconds),
+        cwd=str(Path(__file__).resolve().parents[1]),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), seconds * 2 + 30)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+        raise
+    if proc.returncode != 0:
+        raise RuntimeError(f"server.certify exited {proc.returncode}")
+    got = json.loads(out)
+    return (int(got["number"]), list(got["solution"])) if got["solution"] else None
 
 
 class DealPool:
@@ -77,8 +87,9 @@ class DealPool:
         self.running: dict[Key, int] = {}
         self.tried = 0
         self.certified = 0
-        self._executor: ProcessPoolExecutor | None = None
         self._wake = asyncio.Event()
+        self._pending: set[asyncio.Future[tuple[int, list[str]] | None]] = set()
+        """Solver processes under way."""
         self._task: asyncio.Task[None] | None = None
         if prefill:
             for game, options in DEFAULT_CONFIGS:
@@ -109,16 +120,20 @@ class DealPool:
     # -- the background side -----------------------------------------------------------------
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._fill_forever())
+        if self._task is None:  # once, whoever starts it first
+            self._task = asyncio.get_running_loop().create_task(self._fill_forever())
 
     async def stop(self) -> None:
+        """The filling stops, and every solver process under way is ended."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
+            self._task = None
+        for fut in list(self._pending):
+            fut.cancel()
+        await asyncio.gather(*self._pending, return_exceptions=True)
+        self._pending.clear()
 
     def _needs(self) -> list[Key]:
         return [
@@ -128,18 +143,16 @@ class DealPool:
         ]
 
     async def _fill_forever(self) -> None:
-        loop = asyncio.get_running_loop()
-        pending: set[asyncio.Future[tuple[int, list[str]] | None]] = set()
+        pending = self._pending
         owner: dict[asyncio.Future[tuple[int, list[str]] | None], Key] = {}
         while True:
             for key in self._needs():
                 if len(pending) >= self.workers:
                     break
                 config = self.wanted[key]
-                job: Future[tuple[int, list[str]] | None] = self._pool().submit(
-                    certify, config.game, dict(config.options), config.numbering, self.seconds
+                fut = asyncio.ensure_future(
+                    certify(config.game, dict(config.options), config.numbering, self.seconds)
                 )
-                fut = asyncio.wrap_future(job, loop=loop)
                 pending.add(fut)
                 owner[fut] = key
                 self.running[key] = self.running.get(key, 0) + 1
@@ -161,12 +174,3 @@ class DealPool:
                 if got is not None and key in self.wanted:
                     self.ready.setdefault(key, deque()).append(got)
                     self.certified += 1
-
-    def _pool(self) -> ProcessPoolExecutor:
-        if self._executor is None:
-            self._executor = ProcessPoolExecutor(
-                max_workers=self.workers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_lower_priority,
-            )
-        return self._executor
