@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import signal
 import socket
@@ -43,6 +42,7 @@ from server.app import RaceServer
 from server.cluster import ClusterConfig
 from server.store import Store
 from tests.server_helpers import fast_limits, move, pick_move, seat_state, start_race
+from tests.test_deploy import verify_unit
 
 redis_asyncio = pytest.importorskip("redis.asyncio", reason="the Redis client: pip install redis")
 
@@ -591,22 +591,13 @@ def test_systemd_template_verifies(tmp_path: Path) -> None:
     assert "Environment=PATIENCE_RACE_NODE=%H-%i" in unit
     assert "Environment=PATIENCE_RACE_DB=/var/lib/patience-race/node-%i.sqlite3" in unit
     assert "KillSignal=SIGTERM" in unit and "Restart=on-failure" in unit
-    server = Path(sys.executable).parent / "patience-race-server"
-    assert server.exists()
-    (tmp_path / "patience-race-server@.service").write_text(
-        unit.replace("/opt/patience-race/.venv/bin/patience-race-server", str(server))
+    verify_unit(
+        analyze,
+        tmp_path,
+        unit,
+        "patience-race-server@.service",
+        instance="patience-race-server@01.service",
     )
-    result = subprocess.run(
-        [analyze, "verify", str(tmp_path / "patience-race-server@01.service")],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "SYSTEMD_LOG_LEVEL": "warning"},
-    )
-    problems = [
-        line for line in (result.stdout + result.stderr).splitlines()
-        if "patience-race-server@" in line
-    ]  # fmt: skip
-    assert result.returncode == 0 and not problems, result.stdout + result.stderr
 
 
 async def test_nodes_go_on_without_redis_and_register_again_when_it_is_back(

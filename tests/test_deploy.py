@@ -103,20 +103,25 @@ def test_systemd_unit_verifies(tmp_path: Path) -> None:
     unit = (DEPLOY / "systemd" / "patience-race.service").read_text()
     assert "ExecStart=/opt/patience-race/.venv/bin/patience-race-server" in unit
     assert "KillSignal=SIGTERM" in unit and "Restart=on-failure" in unit
-    # the unit names the install path of docs/operations.md; point it at this checkout's server
+    verify_unit(analyze, tmp_path, unit, "patience-race.service")
+
+
+def verify_unit(
+    analyze: str, folder: Path, unit: str, file: str, instance: str | None = None
+) -> None:
+    """``systemd-analyze verify`` on ``unit`` written as ``folder/file`` (an ``instance`` of a
+    template), with the install path of docs/operations.md pointed at this checkout's server."""
     server = Path(sys.executable).parent / "patience-race-server"
     assert server.exists()
-    (tmp_path / "patience-race.service").write_text(
+    (folder / file).write_text(
         unit.replace("/opt/patience-race/.venv/bin/patience-race-server", str(server))
     )
     result = subprocess.run(
-        [analyze, "verify", str(tmp_path / "patience-race.service")],
+        [analyze, "verify", str(folder / (instance or file))],
         capture_output=True,
         text=True,
         env={**os.environ, "SYSTEMD_LOG_LEVEL": "warning"},
     )
-    problems = [
-        line for line in (result.stdout + result.stderr).splitlines()
-        if "patience-race.service" in line
-    ]  # fmt: skip
+    name = file.split("@")[0]
+    problems = [line for line in (result.stdout + result.stderr).splitlines() if name in line]
     assert result.returncode == 0 and not problems, result.stdout + result.stderr
