@@ -311,6 +311,11 @@ class RaceApp(App[None]):
 
     async def race_key(self, key: str) -> None:
         if key == "h":
+            self.model.status = (
+                "No hints in a race: they are for practice (patience-race practice)."
+            )
+            return
+        if key == "o":
             self.auto_home = not self.auto_home
             self.model.status = (
                 f"Complete suits go home automatically: {'on' if self.auto_home else 'off'}."

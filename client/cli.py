@@ -165,6 +165,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         f"won: {'yes' if state.won else 'no'}  stuck: {'yes' if state.stuck else 'no'}"
         f"  resigned: {'yes' if state.resigned else 'no'}"
     )
+    if record.practice is not None:
+        print(
+            f"practice game: undo without limit, {record.practice.hints} "
+            f"hint{'' if record.practice.hints == 1 else 's'} used"
+        )
     if record.result is not None:
         print("result: matches the record")
     return 0
@@ -297,6 +302,19 @@ def cmd_play(args: argparse.Namespace) -> int:
         port=args.port,
     )
     return run_app(plan)
+
+
+def cmd_practice(args: argparse.Namespace) -> int:
+    from .practice_app import PracticeApp
+
+    config = make_config(args.game, args)
+    number = None if args.deal is None else config.check_number(args.deal)
+    app = PracticeApp(config, number)
+    app.run()
+    saved = app.practice.saved
+    if saved is not None:
+        print(f"patience-race: the record of your last game is in {clean(str(saved))}")
+    return 0
 
 
 def cmd_host(args: argparse.Namespace) -> int:
@@ -513,6 +531,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="the port of the server inside this program (on 127.0.0.1; default: any free one)",
     )
     p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser(
+        "practice", help="play alone, with no server: hints (h) and undo without limit"
+    )
+    p.add_argument("game", choices=GAMES, metavar="GAME", help=" | ".join(GAMES))
+    add_game_arguments(p)
+    p.add_argument(
+        "--deal", metavar="NUMBER", default=None, help="this deal number (default: a random one)"
+    )
+    p.set_defaults(func=cmd_practice)
 
     p = sub.add_parser("host", help="open a room on a server and show its code")
     add_race_arguments(p)

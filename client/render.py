@@ -680,7 +680,8 @@ Race: pick a pile with its key, then the target pile
   f           the picked pile home;  k / a: to its king / ace foundation
   d           deal (Spider: a card on each pile; Louis: the stock)
   r r         redeal (St. Helena, Louis)      u   undo
-  h           Spider: full suits go home by themselves (on/off)
+  o           Spider: full suits go home by themselves (on/off)
+  h           no hints in a race (patience-race practice has them)
   x x         resign      escape  drop the picked pile
   mouse       click a card: pick the run from it; click a pile: drop
               there; click a foundation: home; click the stock: deal

@@ -6,6 +6,7 @@ server rooms) can trust it.  Every error is a :class:`ConfigError` with a senten
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,3 +128,11 @@ class GameConfig:
 
     def to_json(self) -> dict[str, Any]:
         return {"game": self.game, "options": dict(self.options), "numbering": self.numbering}
+
+
+def random_number(config: GameConfig) -> int:
+    """A secret deal number in PySolFC's range for random games (xpat2: its whole range)."""
+    if config.numbering == XPAT2:
+        return secrets.randbelow(10**9)
+    low, high = RANDOM_RANGE
+    return low + secrets.randbelow(high - low)

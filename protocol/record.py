@@ -60,6 +60,15 @@ class Result(BaseModel):
         )
 
 
+class PracticeInfo(BaseModel):
+    """A game played alone (``patience-race practice``): its undos go back without limit."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    undo: Literal["unlimited"] = "unlimited"
+    hints: Annotated[int, Field(ge=0)] = 0
+    """Hints shown during the game."""
+
+
 class GameRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     format: Literal["patience-race-record"] = FORMAT
@@ -70,6 +79,8 @@ class GameRecord(BaseModel):
     number: int
     moves: list[str] = Field(default_factory=list)
     result: Result | None = None
+    practice: PracticeInfo | None = None
+    """Present for a practice game: undo without limit, and the hints used."""
 
     def config(self) -> GameConfig:
         return GameConfig(self.game, self.options, self.numbering)
@@ -148,11 +159,22 @@ def replay(record: GameRecord) -> GameState:
         state = new_game(config, record.number)
     except ConfigError as exc:
         raise RecordError(str(exc)) from exc
+    game = None
+    if record.practice is not None:
+        from .practice import PracticeGame
+
+        game = PracticeGame(config, record.number, state)
     for i, text in enumerate(record.moves):
         try:
-            state.apply(parse_move(text))
+            move = parse_move(text)
+            if game is not None:
+                game.apply(move)
+            else:
+                state.apply(move)
         except (IllegalMove, NotationError) as exc:
             raise ReplayError(i, text, str(exc)) from exc
+    if game is not None:
+        state = game.state
     if record.result is not None:
         got = Result.of(state)
         if got != record.result:

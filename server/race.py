@@ -7,7 +7,7 @@ import secrets
 from dataclasses import dataclass, field
 
 from protocol import cards
-from protocol.config import PYSOLFC, RANDOM_RANGE, SPIDER, XPAT2, GameConfig
+from protocol.config import PYSOLFC, SPIDER, GameConfig, random_number
 from protocol.deals import deal
 from protocol.fairness import commitment
 from protocol.game import GameState, state_class
@@ -33,14 +33,6 @@ class RaceError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-def random_number(config: GameConfig) -> int:
-    """A secret deal number in PySolFC's range for random games (xpat2: its whole range)."""
-    if config.numbering == XPAT2:
-        return secrets.randbelow(10**9)
-    low, high = RANDOM_RANGE
-    return low + secrets.randbelow(high - low)
 
 
 @dataclass

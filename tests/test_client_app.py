@@ -114,6 +114,11 @@ async def test_race_in_the_app_against_a_real_server() -> None:
             legal = next(m for m in state.legal_moves() if m.kind == Kind.TABLEAU)
             await pilot.press("1234567890"[legal.src], "1234567890"[legal.dst])
             await wait_until(pilot, lambda: state.moves == 1 and not app.keys.pending)
+            # no hints in a race: h says so and plays nothing
+            await pilot.press("h")
+            assert "No hints in a race" in app.model.status
+            await pilot.pause(0.2)
+            assert state.moves == 1 and app.keys.source is None
             # an illegal one: a deal is fine, but a pile onto itself-like nonsense is refused locally
             bad = next(
                 (s, d) for s in range(10) for d in range(10)

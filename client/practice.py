@@ -1,0 +1,178 @@
+"""Practice alone, with no server: hints, undo without limit, and a record of the game.
+
+Plain code, no I/O but :func:`save_record`; the screen is ``client.practice_app``.
+
+A hint is the strong bot's choice (``client.bot.choose_move``) in the player's position.  The bot
+masks the state before it decides, so a hint reads exactly what the player sees (face-up cards,
+how many cards are face down and in the stock, the foundations) and never a hidden card, even
+though practice keeps the whole deal in this process.  Hints exist only here: a race has no hint
+key and the server has no hint command.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from protocol import cards
+from protocol.config import SPIDER, GameConfig, random_number
+from protocol.game import GameState
+from protocol.moves import Change, Kind, Move
+from protocol.notation import format_move
+from protocol.practice import PracticeGame
+
+from .model import PILE_KEYS
+from .text import plural
+
+HINT_LEVEL = "strong"
+
+
+def practice_dir() -> Path:
+    """Where finished practice games are saved: ``$XDG_STATE_HOME/patience-race/practice``."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "patience-race" / "practice"
+
+
+def keys_for(move: Move, state: GameState) -> str:
+    """The keys that play ``move`` on this client."""
+    kind = move.kind
+    if kind == Kind.DEAL:
+        return "d"
+    if kind == Kind.REDEAL:
+        return "r r"
+    if kind == Kind.FOUNDATION:
+        src = PILE_KEYS[move.src]
+        if state.config.game == SPIDER or state.check(Move(Kind.FOUNDATION, move.src)) is None:
+            return f"{src} f"
+        return f"{src} {'k' if move.dst < 4 else 'a'}"
+    if kind == Kind.TABLEAU:
+        src, dst = PILE_KEYS[move.src], PILE_KEYS[move.dst]
+        if state.config.game != SPIDER:
+            return f"{src} {dst}"
+        settled = state.copy().apply(Move(Kind.TABLEAU, move.src, move.dst, 0)).move
+        if settled.count == move.count:
+            return f"{src} {dst}"
+        from protocol.spider import run_length
+
+        run = run_length(state.piles[move.src], len(state.piles[move.src]) - state.down[move.src])
+        steps = run - move.count
+        return f"{src} {'↓ ' * steps}{dst}" if steps > 0 else f"{src} {dst}"
+    return ""
+
+
+def describe(move: Move, state: GameState) -> str:
+    """A hint for a person: what to do and the keys that do it."""
+    kind = move.kind
+    keys = keys_for(move, state)
+    if kind == Kind.DEAL:
+        what = "deal" + (" a card on each pile" if state.config.game == SPIDER else " the stock")
+    elif kind == Kind.REDEAL:
+        what = "redeal: gather the piles and deal them again"
+    elif kind == Kind.FOUNDATION:
+        p = state.piles[move.src]
+        shown = "the K..A run" if state.config.game == SPIDER else cards.name(p[-1])
+        what = f"pile {move.src + 1}: {shown} to a foundation"
+    else:
+        p = state.piles[move.src]
+        count = move.count or 1
+        moving = " ".join(cards.names(p[-count:]))
+        onto = (
+            f"onto {cards.name(state.piles[move.dst][-1])} (pile {move.dst + 1})"
+            if state.piles[move.dst]
+            else f"to the empty pile {move.dst + 1}"
+        )
+        what = f"{moving} from pile {move.src + 1} {onto}"
+    return f"Hint: {format_move(move, state)}, {what} (keys: {keys})."
+
+
+@dataclass
+class Practice:
+    """A practice session: one game after another, each with its clock, hints and record."""
+
+    config: GameConfig
+    number: int | None = None
+    """The first game's deal number (None: a random one, as a race would draw)."""
+    game: PracticeGame = field(init=False)
+    started: float = field(init=False)
+    finished_at: float | None = None
+    saved: Path | None = None
+    """Where the finished game's record was saved."""
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    _memory: object = None
+
+    def __post_init__(self) -> None:
+        self.new_game(self.number)
+
+    def new_game(self, number: int | None = None) -> None:
+        number = random_number(self.config) if number is None else number
+        self.number = number
+        self.game = PracticeGame(self.config, number)
+        self.started = time.monotonic()
+        self.finished_at = None
+        self.saved = None
+        self._forget()
+
+    def _forget(self) -> None:
+        from .bot import Memory
+
+        self._memory = Memory()
+
+    @property
+    def state(self) -> GameState:
+        return self.game.state
+
+    def play(self, move: Move) -> Change:
+        """Apply a move (an undo goes back one move, however far); IllegalMove if refused."""
+        change = self.game.apply(move)
+        if move.kind == Kind.UNDO:
+            self._forget()  # the hint's plan was for a position that is gone
+        if self.game.finished and self.finished_at is None:
+            self.finished_at = time.monotonic()
+        return change
+
+    def hint(self) -> Move | None:
+        """The strong bot's move in the player's position (read as the player sees it), or
+        None when no move helps: only undo or resigning are left.  Counted as a hint."""
+        from .bot import Memory, choose_move
+
+        state = self.game.state
+        if self.game.finished:
+            return None
+        memory = self._memory if isinstance(self._memory, Memory) else Memory()
+        self._memory = memory
+        move = choose_move(state, HINT_LEVEL, self.rng, memory)
+        self.game.hinted()
+        return move
+
+    def elapsed(self, now: float | None = None) -> float:
+        end = self.finished_at if self.finished_at is not None else now or time.monotonic()
+        return max(0.0, end - self.started)
+
+    def summary(self) -> str:
+        """One line for the results: how the game ended, its counters and hints."""
+        s = self.game.state
+        minutes, seconds = divmod(int(self.elapsed()), 60)
+        how = "You won" if s.won else "You resigned" if s.resigned else "Playing"
+        hints = self.game.hints
+        line = (
+            f"{how} in {minutes}:{seconds:02d}: {plural(s.moves, 'move')}, "
+            f"{plural(s.undos, 'undo')}, {plural(hints, 'hint')}"
+        )
+        return line + "."
+
+    def save_record(self, directory: Path | None = None) -> Path:
+        """Write the game's record (a file ``patience-race replay`` checks); returns its path."""
+        directory = directory or practice_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = directory / f"{self.config.game}-{self.number}-{stamp}.json"
+        k = 1
+        while path.exists():
+            k += 1
+            path = directory / f"{self.config.game}-{self.number}-{stamp}-{k}.json"
+        path.write_text(self.game.record().dumps(), encoding="utf-8")
+        self.saved = path
+        return path

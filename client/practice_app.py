@@ -1,0 +1,252 @@
+"""``patience-race practice``: the race screen's board and keys, alone, with no server.
+
+The board, the keys and the mouse are the race's (``client.app.RaceApp``, ``client.model.Keys``);
+moves go to a local :class:`~client.practice.Practice` instead of a server.  Practice adds ``h``
+(a hint, worked out by the strong bot from what the player sees) and an undo that goes back as
+far as you like; the results say how many hints and undos the game took and where its record was
+saved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from rich.text import Text
+from textual import events
+
+from protocol.config import SPIDER, GameConfig
+from protocol.moves import IllegalMove, Kind, Move
+from protocol.notation import format_move
+
+from . import render
+from .app import HelpScreen, Plan, RaceApp
+from .practice import Practice, describe
+from .text import plural, safe
+
+PRACTICE_HELP = """Practice keys  (the rules of each game: docs/rules.md)
+  1-9 0 - =   pick a pile, then the pile to move onto (0 is pile 10,
+              - 11, = 12);  ↑ / ↓: more / fewer cards of a Spider run
+  f           the picked pile home;  k / a: to its king / ace foundation
+  d           deal            r r   redeal (St. Helena, Louis)
+  h           a hint: the strong bot's move, from what you can see
+  u           undo, as far back as you like (practice only)
+  o           Spider: full suits go home by themselves (on/off)
+  x x         resign          n n   a new deal
+  mouse       click a card: pick the run from it; click a pile: drop
+              there; click a foundation: home; click the stock: deal
+  q q         quit
+Hints and undos are counted, and the results and the saved record say
+so. A race has neither: no hints, and undo never past a card turned.
+?  this help.   Press any key to go back."""
+
+
+class PracticeHelp(HelpScreen):
+    def compose(self):  # type: ignore[no-untyped-def]
+        from textual.widgets import Static
+
+        yield Static(Text(PRACTICE_HELP), id="help")
+
+
+class PracticeApp(RaceApp):
+    TITLE = "Patience Race: practice"
+
+    def __init__(self, config: GameConfig, number: int | None = None) -> None:
+        super().__init__(Plan(action="practice", name="you"))
+        self.practice = Practice(config, number)
+        self.thinking = False
+        self.new_armed = False
+        self._sync()
+
+    # -- the model the race screen draws ------------------------------------------------------
+
+    def _sync(self) -> None:
+        """Point the race model at the practice game (the board is drawn from it)."""
+        m = self.model
+        m.phase = "racing"
+        m.role = "player"
+        m.config = self.practice.config
+        m.state = self.practice.state
+        m.started = self.practice.started
+
+    async def setup(self) -> None:  # no server, no room
+        self._sync()
+        self.model.status = "Practice: h for a hint, u undoes as far back as you like, ? for keys."
+        self.refresh_view()
+
+    async def shutdown(self) -> None:
+        return None
+
+    # -- drawing --------------------------------------------------------------------------------
+
+    def _draw(self) -> None:
+        p = self.practice
+        self.top.update(self.header())
+        main = self.main_view
+        width = max(20, main.content_region.width or (self.size.width - 2))
+        height = max(8, main.content_region.height or (self.size.height - 3))
+        self.side.display = False
+        if p.game.finished:
+            self.grid = None
+            main.update(self.results())
+        else:
+            self.grid = render.board_grid(self.model, self.keys, height, width)
+            main.update(self.grid.text())
+        self.status_line.update(render.status_line(self.model, self.footer(), False))
+
+    def header(self) -> Text:
+        p = self.practice
+        s = p.state
+        t = Text(no_wrap=True, overflow="ellipsis")
+        t.append(f" Practice: {p.config.title} #{p.number}", style="bold")
+        minutes, seconds = divmod(int(p.elapsed()), 60)
+        t.append(f"  time {minutes}:{seconds:02d}", style="yellow")
+        t.append(f"  score {s.score()}", style="bold green")
+        if s.score2() is not None:
+            t.append(f" ({s.score2()})", style="green")
+        t.append(f"  {plural(s.moves, 'move')}  {plural(s.undos, 'undo')}")
+        t.append(f"  {plural(p.game.hints, 'hint')}", style="magenta")
+        if s.config.game == SPIDER:
+            t.append(f"  auto-home {'on' if self.auto_home else 'off'}", style=render.DIM)
+        return t
+
+    def footer(self) -> str:
+        if self.practice.game.finished:
+            return "n: a new deal   q: quit   ?: help"
+        if self.practice.state.config.game == SPIDER:
+            return "1-0 pick/drop  ↑↓ more/fewer  f home  d deal  h hint  u undo  x x resign  n n new  q q quit  ? help"
+        return "1-0-= pick/drop  f/k/a home  d deal  r r redeal  h hint  u undo  x x resign  n n new  q q quit  ? help"
+
+    def results(self) -> Text:
+        p = self.practice
+        s = p.state
+        t = Text()
+        t.append(f"Practice: {p.config.title} #{p.number}\n\n", style="bold")
+        t.append(p.summary() + "\n", style="bold yellow" if s.won else "bold")
+        score = f"Score {s.score()}"
+        if s.score2() is not None:
+            score += f" (aisleriot {s.score2()})"
+        t.append(score + "\n")
+        if p.game.hints:
+            t.append(f"Hints were used ({p.game.hints}): the record says so.\n", style="magenta")
+        else:
+            t.append("No hints used.\n", style=render.DIM)
+        if p.saved is not None:
+            t.append("\nThe record is saved in ")
+            t.append_text(render.plain(safe(str(p.saved)), "cyan"))
+            t.append("\n(check it with patience-race replay FILE).\n", style=render.DIM)
+        t.append("\nn: a new deal    q: quit\n", style="bold")
+        return t
+
+    # -- keys -----------------------------------------------------------------------------------
+
+    async def on_key(self, event: events.Key) -> None:
+        key = event.character if event.character and event.character.isprintable() else event.key
+        event.stop()
+        event.prevent_default()  # RaceApp.on_key (a race's keys) must not run as well
+        m, p = self.model, self.practice
+        if key in ("?", "question_mark"):
+            self.push_screen(PracticeHelp())
+            return
+        if key == "q":
+            if self.quit_armed or p.game.finished:
+                self.exit()
+                return
+            self.quit_armed = True
+            m.status = "Quit? Press q again (the game is not saved unless it is over)."
+            self.refresh_view()
+            return
+        self.quit_armed = False
+        if key == "n":
+            if p.game.finished or self.new_armed:
+                self.new_armed = False
+                p.new_game()
+                self.keys.source, self.keys.count = None, 0
+                self._sync()
+                m.status = f"A new deal: {p.config.title} #{p.number}."
+            else:
+                self.new_armed = True
+                m.status = "A new deal? Press n again (this game is dropped)."
+            self.refresh_view()
+            return
+        self.new_armed = False
+        if p.game.finished:
+            self.refresh_view()
+            return
+        if key == "h":
+            self.ask_hint()
+        elif key == "u":
+            self.keys.source, self.keys.count = None, 0
+            self.keys.confirm_resign = self.keys.confirm_redeal = False
+            self.play(Move(Kind.UNDO))
+        elif key == "o":
+            self.auto_home = not self.auto_home
+            m.status = f"Complete suits go home automatically: {'on' if self.auto_home else 'off'}."
+            if self.auto_home:
+                self.maybe_home()
+        else:
+            move = self.keys.press(key)
+            if move is not None:
+                self.run_worker(self.send_move(move), group="move")
+        self.refresh_view()
+
+    def ask_hint(self) -> None:
+        if self.thinking:
+            return
+        self.thinking = True
+        self.model.status = "Thinking about a hint..."
+        self.run_worker(self._hint(), group="hint")
+
+    async def _hint(self) -> None:
+        p = self.practice
+        before = p.state
+        try:
+            move = await asyncio.to_thread(p.hint)
+        finally:
+            self.thinking = False
+        if p.state is not before:
+            return  # the player moved meanwhile: that hint is stale
+        if move is None:
+            self.model.status = (
+                "Hint: nothing helps from here: undo (u) as far back as you like, or resign (x x)."
+            )
+        else:
+            self.model.status = describe(move, before)
+            if move.kind in (Kind.TABLEAU, Kind.FOUNDATION):
+                run = self.keys.movable(move.src)
+                count = move.count if move.kind == Kind.TABLEAU else run
+                self.keys.select(move.src, count or 1)
+                self.model.status = describe(move, before)
+        self.refresh_view()
+
+    def play(self, move: Move) -> bool:
+        p, m = self.practice, self.model
+        before = p.state
+        try:
+            change = p.play(move)
+        except IllegalMove as exc:
+            m.status = f"Not allowed: {exc}."
+            return False
+        self._sync()
+        if move.kind == Kind.UNDO:
+            m.status = "Undone (practice: as far back as you like)."
+        elif move.kind == Kind.RESIGN:
+            m.status = "You resigned."
+        else:
+            m.status = format_move(change.move, before)
+        if p.game.finished:
+            try:
+                p.save_record()
+            except OSError as exc:
+                m.status = f"Could not save the record: {exc.strerror or exc}."
+        elif p.state.stuck:
+            m.status = "No move left: u undoes (as far back as you like), x x resigns."
+        return True
+
+    async def send_move(self, move: Move) -> None:
+        try:
+            self.play(move)
+        finally:
+            self.keys.answered()
+        if move.kind != Kind.FOUNDATION or move.count != 13:
+            self.maybe_home()
+        self.refresh_view()

@@ -1,0 +1,208 @@
+"""Practice alone: undo without limit, hints from what the player sees, a record that says so,
+and the practice screen driven by its keys (Textual's pilot)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from client.cli import main as cli_main
+from client.practice import Practice, describe, keys_for
+from client.practice_app import PracticeApp
+from protocol.config import GameConfig
+from protocol.game import new_game
+from protocol.moves import DEAL, RESIGN, UNDO, IllegalMove, Kind, Move
+from protocol.practice import PracticeGame
+from protocol.record import RecordError, ReplayError, load, replay
+
+SPIDER1 = GameConfig("spider", {"suits": 1})
+
+
+def reveal_move(game: PracticeGame) -> Move:
+    """A legal move that turns a face-down card (deal 1 of 1-suit Spider has one)."""
+    for m in game.state.legal_moves():
+        trial = game.state.copy()
+        if m.kind == Kind.TABLEAU and trial.apply(m).turned:
+            return m
+    raise AssertionError("no move turns a card here")
+
+
+# -- the game: undo without limit --------------------------------------------------------------
+
+
+def test_undo_goes_back_past_a_card_turned_and_a_deal() -> None:
+    game = PracticeGame(SPIDER1, 1)
+    start = game.state.board()
+    m = reveal_move(game)
+    game.apply(m)
+    after_reveal = game.state.board()
+    game.apply(DEAL)
+    # the race's engine would refuse both undos: a deal and a card turned are final there
+    assert game.state.check(UNDO) is not None
+    game.apply(UNDO)
+    assert game.state.board() == after_reveal
+    game.apply(UNDO)
+    assert game.state.board() == start
+    assert (game.state.moves, game.state.undos) == (2, 2)  # counters never go back
+    with pytest.raises(IllegalMove, match="nothing to undo"):
+        game.apply(UNDO)
+    assert game.notation == [game.notation[0], "d", "u", "u"]
+
+
+def test_no_undo_after_resigning_or_winning() -> None:
+    game = PracticeGame(SPIDER1, 1)
+    game.apply(reveal_move(game))
+    game.apply(RESIGN)
+    assert game.finished and not game.can_undo
+    with pytest.raises(IllegalMove, match="resigned"):
+        game.apply(UNDO)
+
+
+def test_the_record_replays_the_practice_way_and_says_hints_were_used(tmp_path: Path) -> None:
+    game = PracticeGame(SPIDER1, 1)
+    game.apply(reveal_move(game))
+    game.apply(UNDO)
+    game.hinted()
+    game.hinted()
+    game.apply(DEAL)
+    record = game.record()
+    assert record.practice is not None and record.practice.hints == 2
+    again = replay(load(record.dumps()))
+    assert again.board() == game.state.board()
+    # without its practice field the same moves do not replay: a race's undo stops at a reveal
+    plain = json.loads(record.dumps())
+    del plain["practice"]
+    with pytest.raises(ReplayError, match="undo"):
+        replay(load(plain))
+    # the command line checks it and says what it is
+    path = tmp_path / "game.json"
+    path.write_text(record.dumps())
+    assert cli_main(["replay", str(path)]) == 0
+
+
+def test_a_tampered_practice_record_is_refused() -> None:
+    game = PracticeGame(SPIDER1, 1)
+    game.apply(reveal_move(game))
+    data = json.loads(game.record().dumps())
+    data["result"]["undos"] = 3
+    with pytest.raises(RecordError, match="undos"):
+        replay(load(data))
+    data = json.loads(game.record().dumps())
+    data["practice"]["hints"] = -1
+    with pytest.raises(RecordError):
+        load(data)
+
+
+# -- hints ------------------------------------------------------------------------------------
+
+
+def test_a_hint_reads_only_what_the_player_sees() -> None:
+    one = Practice(SPIDER1, 3)
+    two = Practice(SPIDER1, 3)
+    s = two.game.state
+    # other face-down cards and another stock order: nothing the player can see differs
+    s.piles[0][0], s.piles[9][0] = s.piles[9][0], s.piles[0][0]
+    s.piles[1][0] = (s.piles[1][0] + 7) % 13
+    s.stock.reverse()
+    assert one.state.view() == two.state.view() and one.state.board() != two.state.board()
+    for _ in range(12):
+        a, b = one.hint(), two.hint()
+        assert a == b
+        if a is None or a.kind == Kind.DEAL:
+            break
+        changed = [one.play(a), two.play(b)]
+        if changed[0].shown:
+            break  # from here the two deals show different cards
+    assert one.game.hints >= 1
+
+
+def test_hints_play_a_game_forward_and_are_counted() -> None:
+    practice = Practice(SPIDER1, 1)
+    score = practice.state.score()
+    for k in range(30):
+        move = practice.hint()
+        assert move is not None
+        assert practice.state.check(move) is None, f"hint {k} is illegal: {move}"
+        text = describe(move, practice.state)
+        assert text.startswith("Hint: ") and "keys: " in text
+        practice.play(move)
+    assert practice.game.hints == 30
+    assert practice.state.score() > score
+    assert "30 hints" in practice.summary()
+
+
+def test_hint_keys_name_the_keys_that_play_the_move() -> None:
+    state = new_game(GameConfig("st-helena"), 3)
+    for m in state.legal_moves():
+        keys = keys_for(m, state)
+        if m.kind == Kind.TABLEAU:
+            assert keys == f"{'1234567890-='[m.src]} {'1234567890-='[m.dst]}"
+        elif m.kind == Kind.FOUNDATION:
+            assert keys.split()[1] in ("f", "k", "a")
+    assert keys_for(DEAL, new_game(SPIDER1, 1)) == "d"
+
+
+# -- the screen -------------------------------------------------------------------------------
+
+
+async def wait_until(pilot: object, cond: Callable[[], bool], timeout: float = 15.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError("timed out waiting")
+        await pilot.pause(0.05)  # type: ignore[attr-defined]
+
+
+def board_text(app: PracticeApp) -> str:
+    return str(app.query_one("#board", Static).render())
+
+
+async def test_practice_screen_hint_undo_resign_and_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    app = PracticeApp(SPIDER1, 1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: "Stock 50" in board_text(app))
+        header = str(app.top.render())
+        assert "Practice: Spider (1 suit) #1" in header and "0 hints" in header
+        # h: a hint in the status line, its pile picked on the board
+        await pilot.press("h")
+        await wait_until(pilot, lambda: app.model.status.startswith("Hint: "))
+        hint = app.model.status
+        assert app.practice.game.hints == 1 and app.keys.source is not None
+        # the keys it names play it
+        keys = hint.split("(keys: ")[1].rstrip(").").split()
+        await pilot.press(*[{"↓": "down"}.get(k, k) for k in keys[1:]])
+        await wait_until(pilot, lambda: app.practice.state.moves == 1)
+        # a move that turns a card, then undo goes back past it
+        game = app.practice.game
+        before = game.state.board()
+        m = reveal_move(game)
+        await pilot.press("1234567890"[m.src], "1234567890"[m.dst])
+        await wait_until(pilot, lambda: game.state.moves == 2)
+        assert game.state.board() != before
+        await pilot.press("u")
+        await wait_until(pilot, lambda: game.state.board() == before)
+        assert "1 undo" in str(app.top.render())
+        # resign: the results say hints were used and where the record is
+        await pilot.press("x", "x")
+        await wait_until(pilot, lambda: "You resigned" in board_text(app))
+        results = board_text(app)
+        assert "1 hint" in results and "Hints were used" in results
+        saved = app.practice.saved
+        assert saved is not None and saved.parent == tmp_path / "patience-race" / "practice"
+        record = load(saved)
+        assert record.practice is not None and record.practice.hints == 1
+        assert replay(record).resigned
+        # n: a new deal, with a fresh count
+        await pilot.press("n")
+        await wait_until(pilot, lambda: "Stock 50" in board_text(app))
+        assert app.practice.game.hints == 0 and app.practice.number != 1
+        await pilot.press("q", "q")
