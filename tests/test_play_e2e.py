@@ -179,3 +179,42 @@ def test_the_results_stay_up_after_a_resign(tmp_path: Path) -> None:
         assert "n: rematch" in shown
     finally:
         term.close()
+
+
+def test_the_practice_command_gives_hints_and_saves_its_record(tmp_path: Path) -> None:
+    """``patience-race practice`` as a newcomer runs it: no server, h shows a hint naming its
+    keys, u undoes, x x resigns and the record of the game is saved and replays."""
+    env = {**os.environ, "TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path)}
+    term = Screen(["practice", "spider", "--suits", "1", "--deal", "1"], env)
+    try:
+        shown = term.wait_for("Stock 50", 30)
+        assert "Practice: Spider (1 suit) #1" in shown
+        os.write(term.fd, b"h")
+        shown = term.wait_for("Hint: ", 20)
+        assert "keys: " in shown and "1 hint" in shown
+        os.write(term.fd, b"d")  # a deal, then undo past it: practice allows that
+        term.wait_for("Stock 40", 10)
+        os.write(term.fd, b"u")
+        term.wait_for("Stock 50", 10)
+        os.write(term.fd, b"xx")
+        shown = term.wait_for("You resigned", 10)
+        assert "Hints were used" in shown
+        os.write(term.fd, b"q")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            done, _ = os.waitpid(term.pid, os.WNOHANG)
+            if done:
+                break
+            term.read(0.2)
+        saved = list((tmp_path / "patience-race" / "practice").glob("spider-1-*.json"))
+        assert len(saved) == 1
+        check = subprocess.run(
+            [sys.executable, "-m", "client.cli", "replay", str(saved[0])],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert check.returncode == 0, check.stderr
+        assert "practice game: undo without limit, 1 hint used" in check.stdout
+    finally:
+        term.close()
