@@ -169,13 +169,18 @@ STAGE_KINDS = (Kind.DEAL, Kind.REDEAL)
 def staged(
     domain: Domain, start: Any, budget: Budget, *, stage_nodes: int, keep: int, cap: int
 ) -> Outcome:
-    """Best-first by stages, a beam over the deals (and redeals).
+    """Best-first by stages, a beam over the deals (and redeals), backtracking between stages.
 
     Within a stage (between two deals) the search is best-first from the states the last stage
     kept; a deal ends a stage, so its child is set aside as a candidate instead of searched.  Once
     the stage has expanded ``stage_nodes`` states and found a candidate, the ``keep`` best
     candidates (by their value after the deal, which sees the dealt cards) start the next stage.
     This keeps the search from wandering a stage's huge plateau of shuffles before it deals.
+
+    A stage whose pruned moves run dry without a candidate is searched again from the same states
+    with every legal move (the pruning can hide the one way on); if that runs dry too, the search
+    backtracks: the next ``keep`` candidates of the stage before start it again, up to
+    ``BATCHES`` batches per stage, then the stage before that, and so on.
     """
     nodes0 = budget.used
     if domain.won(start):
@@ -187,34 +192,50 @@ def staged(
     push = heapq.heappush
     frontier: list[tuple[int, int, Any, Path]] = [(-domain.value(start), 0, start, None)]
     counter = 0
+    levels: list[tuple[list[tuple[int, int, Any, Path]], list[int]]] = []
+    """The candidates not yet tried of each stage on the way here, and the batches taken."""
     while True:
-        heap = frontier
-        heapq.heapify(heap)
-        seen: set[Hashable] = {key(entry[2], False) for entry in heap}
         candidates: list[tuple[int, int, Any, Path]] = []
-        expanded = 0
-        while heap and (expanded < stage_nodes or not candidates):
-            if not budget.spend():
-                return Outcome(BUDGET, [], budget.used - nodes0, True)
-            expanded += 1
-            _, _, s, path = pop(heap)
-            for v, move, child in children(s, False):
-                k = key(child, False)
-                if k in seen:
-                    continue
-                seen.add(k)
-                child_path: Path = (move, path)
-                if won(child):
-                    return Outcome(FOUND, path_moves(child_path), budget.used - nodes0, True)
-                counter -= 1
-                entry = (-v, counter, child, child_path)
-                if move.kind in STAGE_KINDS:
-                    candidates.append(entry)
-                else:
-                    push(heap, entry)
-            if len(heap) > cap:
-                heap = heapq.nsmallest(cap // 2, heap)
-                heapq.heapify(heap)
-        if not candidates:
+        for complete in (False, True):
+            heap = list(frontier)
+            heapq.heapify(heap)
+            seen: set[Hashable] = {key(entry[2], False) for entry in heap}
+            expanded = 0
+            while heap and (expanded < stage_nodes or not candidates):
+                if not budget.spend():
+                    return Outcome(BUDGET, [], budget.used - nodes0, True)
+                expanded += 1
+                _, _, s, path = pop(heap)
+                for v, move, child in children(s, complete):
+                    k = key(child, False)
+                    if k in seen:
+                        continue
+                    seen.add(k)
+                    child_path: Path = (move, path)
+                    if won(child):
+                        return Outcome(FOUND, path_moves(child_path), budget.used - nodes0, True)
+                    counter -= 1
+                    entry = (-v, counter, child, child_path)
+                    if move.kind in STAGE_KINDS:
+                        candidates.append(entry)
+                    else:
+                        push(heap, entry)
+                if len(heap) > cap:
+                    heap = heapq.nsmallest(cap // 2, heap)
+                    heapq.heapify(heap)
+            if candidates:
+                break
+        if candidates:
+            heapq.heapify(candidates)
+            levels.append((candidates, [0]))
+        while levels and (not levels[-1][0] or levels[-1][1][0] >= BATCHES):
+            levels.pop()
+        if not levels:
             return Outcome(EXHAUSTED, [], budget.used - nodes0, True)
-        frontier = heapq.nsmallest(keep, candidates)
+        cands, taken = levels[-1]
+        taken[0] += 1
+        frontier = [pop(cands) for _ in range(min(keep, len(cands)))]
+
+
+BATCHES = 3
+"""Batches of candidates a stage may start the next stage with before the search backtracks."""
