@@ -178,9 +178,11 @@ def staged(
     This keeps the search from wandering a stage's huge plateau of shuffles before it deals.
 
     A stage whose pruned moves run dry without a candidate is searched again from the same states
-    with every legal move (the pruning can hide the one way on); if that runs dry too, the search
-    backtracks: the next ``keep`` candidates of the stage before start it again, up to
-    ``BATCHES`` batches per stage, then the stage before that, and so on.
+    with every legal move (the pruning can hide the one way on); if that runs dry too, or a stage
+    expands ``STAGE_LIMIT`` times ``stage_nodes`` states without a candidate (or a win, after the
+    last deal), the search backtracks: the next ``keep`` candidates of the stage before start it again, up to
+    ``BATCHES`` batches per stage, then the stage before that, and so on.  The whole staged search
+    gives up (as if it had run dry) after ``ALLOWANCE`` times ``stage_nodes`` states.
     """
     nodes0 = budget.used
     if domain.won(start):
@@ -192,6 +194,8 @@ def staged(
     push = heapq.heappush
     frontier: list[tuple[int, int, Any, Path]] = [(-domain.value(start), 0, start, None)]
     counter = 0
+    limit = stage_nodes * STAGE_LIMIT
+    allowance = stage_nodes * ALLOWANCE
     levels: list[tuple[list[tuple[int, int, Any, Path]], list[int]]] = []
     """The candidates not yet tried of each stage on the way here, and the batches taken."""
     while True:
@@ -201,9 +205,11 @@ def staged(
             heapq.heapify(heap)
             seen: set[Hashable] = {key(entry[2], False) for entry in heap}
             expanded = 0
-            while heap and (expanded < stage_nodes or not candidates):
+            while heap and (expanded < stage_nodes or not candidates) and expanded < limit:
                 if not budget.spend():
                     return Outcome(BUDGET, [], budget.used - nodes0, True)
+                if budget.used - nodes0 > allowance:
+                    return Outcome(EXHAUSTED, [], budget.used - nodes0, True)
                 expanded += 1
                 _, _, s, path = pop(heap)
                 for v, move, child in children(s, complete):
@@ -223,8 +229,8 @@ def staged(
                 if len(heap) > cap:
                     heap = heapq.nsmallest(cap // 2, heap)
                     heapq.heapify(heap)
-            if candidates:
-                break
+            if candidates or heap:
+                break  # the stage ends, or it gave up (``limit``) without running dry
         if candidates:
             heapq.heapify(candidates)
             levels.append((candidates, [0]))
@@ -238,4 +244,10 @@ def staged(
 
 
 BATCHES = 3
+STAGE_LIMIT = 10
+ALLOWANCE = 15
+"""A staged search that expanded this many times ``stage_nodes`` states gives up, so that the
+search restarts with bigger stages (a bad early stage is not fixed by backtracking late ones)."""
+"""A stage that expanded this many times ``stage_nodes`` without a candidate (the last stage: a
+win) gives up, and the search backtracks."""
 """Batches of candidates a stage may start the next stage with before the search backtracks."""
