@@ -24,7 +24,7 @@ from ..game import GameState, new_game
 from ..moves import IllegalMove, Move
 from ..notation import format_move
 from ..record import GameRecord, Result
-from .search import BUDGET, EXHAUSTED, FOUND, Budget, search
+from .search import BUDGET, EXHAUSTED, FOUND, Budget, search, shorten
 
 SOLVED = "solved"
 NOT_FOUND = "not found"
@@ -106,8 +106,10 @@ def solve(
     out = search(domain, domain.start, budget)
     elapsed = clock() - t0
     if out.how == FOUND:
-        notation = verify(state, out.moves)
-        return SolveResult(SOLVED, notation, out.nodes, elapsed, out.moves)
+        moves = shorten(domain, domain.start, out.moves, budget)
+        elapsed = clock() - t0
+        notation = verify(state, moves)
+        return SolveResult(SOLVED, notation, out.nodes, elapsed, moves)
     if out.how == EXHAUSTED and not out.dropped:
         return SolveResult(UNWINNABLE, [], out.nodes, elapsed)
     assert out.how in (BUDGET, EXHAUSTED)

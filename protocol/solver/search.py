@@ -251,3 +251,89 @@ search restarts with bigger stages (a bad early stage is not fixed by backtracki
 """A stage that expanded this many times ``stage_nodes`` without a candidate (the last stage: a
 win) gives up, and the search backtracks."""
 """Batches of candidates a stage may start the next stage with before the search backtracks."""
+
+
+def _step(domain: Domain, s: Any, move: Move) -> Any:
+    """The state after ``move`` (None if it is not a legal move of ``s``)."""
+    return next((c for _, m, c in domain.children(s, True) if m == move), None)
+
+
+def _replay(domain: Domain, start: Any, moves: list[Move]) -> list[Any] | None:
+    """The states along ``moves`` if they are legal and only the last is won, else None."""
+    states = [start]
+    s = start
+    for move in moves:
+        if domain.won(s):
+            return None
+        s = _step(domain, s, move)
+        if s is None:
+            return None
+        states.append(s)
+    return states if domain.won(s) else None
+
+
+def _undone(moves: list[Move]) -> dict[int, int]:
+    """Each pile-to-pile move whose cards go straight back later: its index, the undo's index.
+
+    The undo moves the same count from the first move's target to its source, and the moves
+    between them are pile-to-pile moves that touch neither pile.
+    """
+    out: dict[int, int] = {}
+    n = len(moves)
+    for i, x in enumerate(moves):
+        if x.kind != Kind.TABLEAU:
+            continue
+        ends = (x.src, x.dst)
+        for k in range(i + 1, n):
+            y = moves[k]
+            if y.kind != Kind.TABLEAU:
+                break
+            if y.src == x.dst and y.dst == x.src and y.count == x.count:
+                out[i] = k
+                break
+            if y.src in ends or y.dst in ends:
+                break
+    return out
+
+
+def shorten(domain: Domain, start: Any, moves: list[Move], budget: Budget) -> list[Move]:
+    """A cheap pass over a solution: drop each move that a later move simply takes back.
+
+    A pile-to-pile move whose cards go straight back later (:func:`_undone`) is dropped with the
+    move that undoes it, when the moves between lead to the very state that followed the undo (so
+    a card the first move turned up, or a Louis refill, keeps the pair).  The states are replayed
+    in the domain, and the shorter list again from the start: if it does not win there (it always
+    should), the solution is returned as it was.  Repeated while it helps and the budget lasts.
+    """
+    key = domain.key
+    for _ in range(SHORTEN_PASSES):
+        undone = _undone(moves)
+        if not undone or not budget.left():
+            break
+        states = _replay(domain, start, moves)
+        if states is None:
+            break
+        out: list[Move] = []
+        i = 0
+        n = len(moves)
+        while i < n:
+            back = undone.get(i, -1)
+            if back >= 0:
+                s = states[i]
+                for m in moves[i + 1 : back]:
+                    s = _step(domain, s, m)
+                    if s is None:
+                        break
+                if s is not None and key(s, True) == key(states[back + 1], True):
+                    out.extend(moves[i + 1 : back])
+                    i = back + 1
+                    continue
+            out.append(moves[i])
+            i += 1
+        if len(out) == len(moves) or _replay(domain, start, out) is None:
+            break
+        moves = out
+    return moves
+
+
+SHORTEN_PASSES = 4
