@@ -123,7 +123,7 @@ def best_first(domain: Domain, start: Any, budget: Budget, *, complete: bool, ca
 
 
 DEFAULT_CAP = 20_000
-PROBE_NODES = 1_000
+PROBE_NODES = 200
 """The complete search's first try: enough to settle a small position exactly."""
 STAGE_NODES = 1_000
 KEEP = 8
