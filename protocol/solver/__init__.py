@@ -6,7 +6,8 @@
 
 The solver sees every card (the server's view of a deal).  It searches a compact copy of the
 position (:mod:`protocol.solver.spider`, :mod:`protocol.solver.helena`) with the shared best-first
-search of :mod:`protocol.solver.search`, then replays the moves it found through the rules engine
+search of :mod:`protocol.solver.search`, drops the moves it found that are taken straight back
+later (:func:`protocol.solver.search.shorten`), then replays the rest through the rules engine
 itself (``state_class(config)`` and ``apply``) before it answers "solved": a solver bug can make it
 miss a solution, never claim a wrong one.  "unwinnable" is said only after an exhaustive search
 (every legal move, no state dropped).  Pure: no I/O; time comes from the ``clock`` passed in.

@@ -10,7 +10,9 @@ and the frontier in a heap ordered by evaluation (ties: the newest first, which 
 The search runs by stages (:func:`staged`): a deal or redeal ends a stage, and only the best few
 states after it go on to the next stage, a beam over the deals; within a stage it is best-first
 with a capped frontier (past the cap it keeps only its best half).  A stage that leads nowhere
-restarts the whole search with bigger stages and a wider beam.
+backtracks to the next candidates of the stage before; a staged search that has used its
+allowance restarts with bigger stages and a wider beam.  A solution found is then shortened
+(:func:`shorten`: moves taken straight back later are dropped).
 
 Only a search that never dropped a state, with the domain's *complete* move generator (every
 legal move, no pruning), may conclude that a position is unwinnable (:func:`best_first` with
