@@ -158,3 +158,25 @@ def test_a_wrong_solution_is_never_returned() -> None:
         verify(state, [Move(Kind.TABLEAU, 0, 0, 1)])
     with pytest.raises(SolverBug):
         verify(state, [])  # legal but not a win
+
+
+def test_a_move_taken_back_later_is_dropped_from_the_solution() -> None:
+    import sys
+
+    from protocol.solver import domain_for
+
+    search = sys.modules["protocol.solver.search"]
+    state = spider(suit_run("C", 3), "2C", "AC", suits=1)
+    detour = [
+        Move(Kind.TABLEAU, 2, 4, 1),  # the ace to an empty pile ...
+        Move(Kind.TABLEAU, 1, 0, 1),
+        Move(Kind.TABLEAU, 4, 2, 1),  # ... and straight back
+        Move(Kind.TABLEAU, 2, 0, 1),
+    ]
+    assert verify(state, detour) == ["3>5", "2>1", "5>3", "3>1"]
+    domain = domain_for(state)
+    budget = search.Budget(10**6, 600.0, lambda: 0.0)
+    short = search.shorten(domain, domain.start, detour, budget)
+    assert verify(state, short) == ["2>1", "3>1"]
+    assert search._undone(detour) == {0: 2}
+    assert search.shorten(domain, domain.start, detour[1:], budget) == detour[1:]  # not a win

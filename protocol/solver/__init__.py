@@ -6,7 +6,8 @@
 
 The solver sees every card (the server's view of a deal).  It searches a compact copy of the
 position (:mod:`protocol.solver.spider`, :mod:`protocol.solver.helena`) with the shared best-first
-search of :mod:`protocol.solver.search`, then replays the moves it found through the rules engine
+search of :mod:`protocol.solver.search`, drops the moves it found that are taken straight back
+later (:func:`protocol.solver.search.shorten`), then replays the rest through the rules engine
 itself (``state_class(config)`` and ``apply``) before it answers "solved": a solver bug can make it
 miss a solution, never claim a wrong one.  "unwinnable" is said only after an exhaustive search
 (every legal move, no state dropped).  Pure: no I/O; time comes from the ``clock`` passed in.
@@ -24,7 +25,7 @@ from ..game import GameState, new_game
 from ..moves import IllegalMove, Move
 from ..notation import format_move
 from ..record import GameRecord, Result
-from .search import BUDGET, EXHAUSTED, FOUND, Budget, search
+from .search import BUDGET, EXHAUSTED, FOUND, Budget, search, shorten
 
 SOLVED = "solved"
 NOT_FOUND = "not found"
@@ -106,8 +107,10 @@ def solve(
     out = search(domain, domain.start, budget)
     elapsed = clock() - t0
     if out.how == FOUND:
-        notation = verify(state, out.moves)
-        return SolveResult(SOLVED, notation, out.nodes, elapsed, out.moves)
+        moves = shorten(domain, domain.start, out.moves, budget)
+        elapsed = clock() - t0
+        notation = verify(state, moves)
+        return SolveResult(SOLVED, notation, out.nodes, elapsed, moves)
     if out.how == EXHAUSTED and not out.dropped:
         return SolveResult(UNWINNABLE, [], out.nodes, elapsed)
     assert out.how in (BUDGET, EXHAUSTED)
