@@ -102,6 +102,8 @@ class Practice:
     """Where the finished game's record was saved."""
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     _memory: object = None
+    _last_hint: tuple[GameState, Move | None] | None = None
+    """The position last hinted and its hint: asking again there shows it again, uncounted."""
 
     def __post_init__(self) -> None:
         self.new_game(self.number)
@@ -113,6 +115,7 @@ class Practice:
         self.started = time.monotonic()
         self.finished_at = None
         self.saved = None
+        self._last_hint = None
         self._forget()
 
     def _forget(self) -> None:
@@ -141,10 +144,13 @@ class Practice:
         state = self.game.state
         if self.game.finished:
             return None
+        if self._last_hint is not None and self._last_hint[0] is state:
+            return self._last_hint[1]
         memory = self._memory if isinstance(self._memory, Memory) else Memory()
         self._memory = memory
         move = choose_move(state, HINT_LEVEL, self.rng, memory)
         self.game.hinted()
+        self._last_hint = (state, move)
         return move
 
     def elapsed(self, now: float | None = None) -> float:

@@ -94,17 +94,19 @@ class PracticeApp(RaceApp):
         self.status_line.update(render.status_line(self.model, self.footer(), False))
 
     def header(self) -> Text:
+        """Counters first, so that a narrow screen cuts the deal number, not the hints."""
         p = self.practice
         s = p.state
         t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(f" Practice: {p.config.title} #{p.number}", style="bold")
+        t.append(" Practice ", style="bold")
         minutes, seconds = divmod(int(p.elapsed()), 60)
-        t.append(f"  time {minutes}:{seconds:02d}", style="yellow")
+        t.append(f" {minutes}:{seconds:02d}", style="yellow")
         t.append(f"  score {s.score()}", style="bold green")
         if s.score2() is not None:
-            t.append(f" ({s.score2()})", style="green")
+            t.append(f" (aisleriot {s.score2()})", style="green")
         t.append(f"  {plural(s.moves, 'move')}  {plural(s.undos, 'undo')}")
         t.append(f"  {plural(p.game.hints, 'hint')}", style="magenta")
+        t.append(f"  {p.config.title} #{p.number}", style="bold")
         if s.config.game == SPIDER:
             t.append(f"  auto-home {'on' if self.auto_home else 'off'}", style=render.DIM)
         return t
@@ -112,9 +114,11 @@ class PracticeApp(RaceApp):
     def footer(self) -> str:
         if self.practice.game.finished:
             return "n: a new deal   q: quit   ?: help"
-        if self.practice.state.config.game == SPIDER:
-            return "1-0 pick/drop  ↑↓ more/fewer  f home  d deal  h hint  u undo  x x resign  n n new  q q quit  ? help"
-        return "1-0-= pick/drop  f/k/a home  d deal  r r redeal  h hint  u undo  x x resign  n n new  q q quit  ? help"
+        state = self.practice.state
+        if state.config.game == SPIDER:
+            return "1-0 pick  ↑↓ run  f home  d deal  h hint  u undo  xx resign  qq quit  ? help"
+        more = "d deal" if state.deals_left else "rr redeal" if state.redeals_left else ""
+        return f"1-= pick  f/k/a home  {more}  h hint  u undo  xx resign  qq quit  ? help"
 
     def results(self) -> Text:
         p = self.practice
@@ -131,9 +135,9 @@ class PracticeApp(RaceApp):
         else:
             t.append("No hints used.\n", style=render.DIM)
         if p.saved is not None:
-            t.append("\nThe record is saved in ")
+            t.append("\nThe record is saved (check it with patience-race replay FILE):\n")
             t.append_text(render.plain(safe(str(p.saved)), "cyan"))
-            t.append("\n(check it with patience-race replay FILE).\n", style=render.DIM)
+            t.append("\n")
         t.append("\nn: a new deal    q: quit\n", style="bold")
         return t
 
@@ -210,12 +214,8 @@ class PracticeApp(RaceApp):
                 "Hint: nothing helps from here: undo (u) as far back as you like, or resign (x x)."
             )
         else:
+            self.keys.source, self.keys.count = None, 0
             self.model.status = describe(move, before)
-            if move.kind in (Kind.TABLEAU, Kind.FOUNDATION):
-                run = self.keys.movable(move.src)
-                count = move.count if move.kind == Kind.TABLEAU else run
-                self.keys.select(move.src, count or 1)
-                self.model.status = describe(move, before)
         self.refresh_view()
 
     def play(self, move: Move) -> bool:
