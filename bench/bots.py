@@ -9,7 +9,10 @@ where the bot keeps its own copy of its board built from the real game's ``view(
 cards and stock UNKNOWN) and learns each card only when the real game shows it, as over the
 network; ``choose_move`` masks hidden cards once more besides.  Deals are numbers ``first`` to
 ``first + deals - 1`` (PySolFC numbering), the same for every level.  Prints, for each game and
-level: games won, average score, average moves, seconds per game and milliseconds per move.
+level: games won, average score, average moves, thinking seconds per game, milliseconds per move,
+the longest single decision, and the time to finish a game: simulated, as it would be in a room at
+the level's own pace (moves x the level's mean pause between moves, plus the thinking time), in
+minutes, over every game and over the games won.
 
 The whole default run (100 deals x 5 games x 3 levels, 1,500 games) takes about 10 minutes on two
 cores, nearly all of it the strong level (1.5 to 3 s a game; easy and normal well under 0.3 s).
@@ -29,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from client.bot import LEVELS, GameResult, play_offline
+from client.bot import LEVELS, PACE, GameResult, play_offline
 from protocol.config import GameConfig
 from protocol.game import new_game
 
@@ -92,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         f"{'game':<26}{'level':<8}{'deals':>6}{'won':>6}{'win %':>7}{'score':>8}"
-        f"{'moves':>7}{'s/game':>8}{'ms/move':>9}{'resigned':>9}{'stuck':>6}"
+        f"{'moves':>7}{'s/game':>8}{'ms/move':>9}{'max s':>7}{'finish':>8}{'win in':>8}"
+        f"{'resigned':>9}{'stuck':>6}"
     )
     for g in games:
         for lv in levels:
@@ -101,10 +105,15 @@ def main(argv: list[str] | None = None) -> int:
             won = sum(r.won for r in rs)
             moves = sum(r.moves for r in rs)
             secs = sum(r.seconds for r in rs)
+            pace = PACE[lv].mean
+            finish = [r.moves * pace + r.seconds for r in rs]
+            wins = [f for f, r in zip(finish, rs, strict=True) if r.won]
+            win_in = f"{sum(wins) / len(wins) / 60:>8.1f}" if wins else f"{'-':>8}"
             print(
                 f"{GAMES[g].title:<26}{lv:<8}{n:>6}{won:>6}{100 * won / n:>6.0f}%"
                 f"{sum(r.score for r in rs) / n:>8.1f}{moves / n:>7.0f}{secs / n:>8.2f}"
-                f"{1000 * secs / max(moves, 1):>9.2f}{sum(r.resigned for r in rs):>9}"
+                f"{1000 * secs / max(moves, 1):>9.2f}{max(r.longest for r in rs):>7.1f}"
+                f"{sum(finish) / n / 60:>8.1f}{win_in}{sum(r.resigned for r in rs):>9}"
                 f"{sum(r.stuck and not r.resigned for r in rs):>6}"
             )
     print(

@@ -145,8 +145,12 @@ PARAMS = {
 """Spider's levels.  A wide search at every move does not pay in Spider (it finds long plans to
 positions that only look better); a wide one when the short one finds nothing does."""
 
-SOLVER = {"strong": SolverParams(samples=3, nodes=3000)}
+SOLVER = {"strong": SolverParams(samples=1, nodes=2000)}
 """The levels that ask the solver about guessed deals at key decisions."""
+
+REVEAL_SLACK = {"strong": 60}
+"""The levels that, before a deal, turn a card even when it costs this much of the position's value
+(a normal bot deals as soon as nothing improves the position)."""
 
 
 def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move | None:
@@ -190,6 +194,11 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
         plan = solver_plan(s, rng, memory, solver)
         if plan:
             return memory.follow(s, plan)
+
+    # Strong: a card to see is a new chance, worth a little loss before a deal buries the piles.
+    slack = REVEAL_SLACK.get(level)
+    if slack is not None and found.reveal and found.reveal_value >= base - slack:
+        return memory.follow(s, found.reveal)
 
     # Nothing helps: deal (filling empty piles first), look at a card, or give up.
     if DEAL in legal:
