@@ -23,12 +23,14 @@ Use ``--levels easy,normal`` or fewer ``--deals`` for a quick look.  ``st-helena
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import random
 import sys
 import time
-from collections import defaultdict
+from dataclasses import asdict
 from pathlib import Path
+from typing import TextIO
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -55,53 +57,41 @@ def play_one(task: tuple[str, str, int]) -> tuple[str, str, int, GameResult]:
     return game, level, number, result
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--deals", type=int, default=100, help="deals per game and level")
-    ap.add_argument("--first", type=int, default=1, help="the first deal number")
-    ap.add_argument("--levels", default=",".join(LEVELS))
-    ap.add_argument("--games", default=",".join(DEFAULT_GAMES), help=f"from {', '.join(GAMES)}")
-    ap.add_argument("--procs", type=int, default=2, help="worker processes (1: no pool)")
-    args = ap.parse_args(argv)
-    levels = [x for x in args.levels.split(",") if x]
-    games = [x for x in args.games.split(",") if x]
-    for x in levels:
-        if x not in LEVELS:
-            ap.error(f"unknown level {x}")
-    for x in games:
-        if x not in GAMES:
-            ap.error(f"unknown game {x}: choose from {', '.join(GAMES)}")
-    tasks = [
-        (g, lv, n)
-        for g in games
-        for lv in levels
-        for n in range(args.first, args.first + args.deals)
-    ]
-    # the slow ones first, so that the pool ends together
-    tasks.sort(key=lambda t: (t[1] != "strong", not t[0].startswith("spider")))
-    results: dict[tuple[str, str], list[GameResult]] = defaultdict(list)
-    t0 = time.perf_counter()
-    if args.procs > 1:
-        with multiprocessing.Pool(args.procs) as pool:
-            for g, lv, _n, r in pool.imap_unordered(play_one, tasks, chunksize=2):
-                results[g, lv].append(r)
-    else:
-        for task in tasks:
-            g, lv, _n, r = play_one(task)
-            results[g, lv].append(r)
-    wall = time.perf_counter() - t0
+def read_log(path: Path) -> dict[tuple[str, str, int], GameResult]:
+    """The games a ``--log`` file holds, by game, level and deal."""
+    out: dict[tuple[str, str, int], GameResult] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                d = json.loads(line)
+                key = (d.pop("game"), d.pop("level"), d.pop("deal"))
+                out[key] = GameResult(**d)
+    return out
 
+
+def print_table(
+    done: dict[tuple[str, str, int], GameResult],
+    games: list[str],
+    levels: list[str],
+    first: int,
+    deals: dict[str, int],
+) -> None:
+    """For each game, the deals ``first``.. that every level has played (up to its deal count)."""
     print(
         f"{'game':<26}{'level':<8}{'deals':>6}{'won':>6}{'win %':>7}{'score':>8}"
         f"{'moves':>7}{'s/game':>8}{'ms/move':>9}{'max s':>7}{'finish':>8}{'win in':>8}"
         f"{'resigned':>9}{'stuck':>6}"
     )
     for g in games:
+        last = first
+        while last < first + deals[g] and all((g, lv, last) in done for lv in levels):
+            last += 1
         for lv in levels:
-            rs = results[g, lv]
+            rs = [done[g, lv, n] for n in range(first, last)]
             n = len(rs)
+            if not n:
+                print(f"{GAMES[g].title:<26}{lv:<8}{0:>6}")
+                continue
             won = sum(r.won for r in rs)
             moves = sum(r.moves for r in rs)
             secs = sum(r.seconds for r in rs)
@@ -116,11 +106,91 @@ def main(argv: list[str] | None = None) -> int:
                 f"{sum(finish) / n / 60:>8.1f}{win_in}{sum(r.resigned for r in rs):>9}"
                 f"{sum(r.stuck and not r.resigned for r in rs):>6}"
             )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--deals", type=int, default=100, help="deals per game and level")
+    ap.add_argument(
+        "--deals-for",
+        default="",
+        metavar="GAME=N,...",
+        help="other deal counts for some games (spider4=40,louis=40)",
+    )
+    ap.add_argument("--first", type=int, default=1, help="the first deal number")
+    ap.add_argument("--levels", default=",".join(LEVELS))
+    ap.add_argument("--games", default=",".join(DEFAULT_GAMES), help=f"from {', '.join(GAMES)}")
+    ap.add_argument("--procs", type=int, default=2, help="worker processes (1: no pool)")
+    ap.add_argument(
+        "--log",
+        type=Path,
+        help="a file that gets one line per game as it ends; games it holds are not played "
+        "again, so a run can be stopped and taken up later",
+    )
+    ap.add_argument(
+        "--table-only", action="store_true", help="play nothing: the table of the --log file"
+    )
+    args = ap.parse_args(argv)
+    levels = [x for x in args.levels.split(",") if x]
+    games = [x for x in args.games.split(",") if x]
+    for x in levels:
+        if x not in LEVELS:
+            ap.error(f"unknown level {x}")
+    for x in games:
+        if x not in GAMES:
+            ap.error(f"unknown game {x}: choose from {', '.join(GAMES)}")
+    deals = dict.fromkeys(games, args.deals)
+    for item in filter(None, args.deals_for.split(",")):
+        g, _, n = item.partition("=")
+        if g not in deals or not n.isdigit():
+            ap.error(f"--deals-for: {item!r} is not GAME=N for a game being played")
+        deals[g] = int(n)
+    done = read_log(args.log) if args.log else {}
+    if args.table_only:
+        if not args.log:
+            ap.error("--table-only needs --log")
+        print_table(done, games, levels, args.first, deals)
+        return 0
+    tasks = [
+        (g, lv, n)
+        for g in games
+        for lv in levels
+        for n in range(args.first, args.first + deals[g])
+        if (g, lv, n) not in done
+    ]
+    # deal by deal, so that a run stopped early still has the first deals of every game and level
+    tasks.sort(key=lambda t: (t[2], t[1] != "strong", t[0]))
+    t0 = time.perf_counter()
+    log = args.log.open("a") if args.log else None
+    try:
+        if args.procs > 1:
+            with multiprocessing.Pool(args.procs) as pool:
+                for g, lv, n, r in pool.imap_unordered(play_one, tasks, chunksize=1):
+                    done[g, lv, n] = r
+                    _log(log, g, lv, n, r)
+        else:
+            for task in tasks:
+                g, lv, n, r = play_one(task)
+                done[g, lv, n] = r
+                _log(log, g, lv, n, r)
+    finally:
+        if log is not None:
+            log.close()
+    wall = time.perf_counter() - t0
+    print_table(done, games, levels, args.first, deals)
     print(
-        f"deals {args.first}..{args.first + args.deals - 1}, {len(tasks)} games, "
+        f"deals from {args.first}, {len(tasks)} games played, "
         f"{args.procs} process(es), {wall:.0f} s wall clock"
     )
     return 0
+
+
+def _log(log: TextIO | None, game: str, level: str, number: int, r: GameResult) -> None:
+    if log is not None:
+        log.write(json.dumps({"game": game, "level": level, "deal": number, **asdict(r)}) + "\n")
+        log.flush()
 
 
 if __name__ == "__main__":

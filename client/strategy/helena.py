@@ -106,7 +106,7 @@ PARAMS = {
 }
 """Every card on the table is known, and a deeper search pays."""
 
-SOLVER = {"strong": SolverParams(samples=1, nodes=8000, failures=3)}
+SOLVER = {"strong": SolverParams(samples=1, nodes=3000, failures=3)}
 """The levels that ask the solver for a win (St. Helena with build by suit is rarely solved:
 after a few calls that find nothing, a game stops asking)."""
 
