@@ -44,7 +44,8 @@ class Plan:
     code: str | None = None
     bots: int = 0
     bot_level: str = "normal"
-    bot_think: float = 1.0
+    bot_think: float | None = None
+    """Seconds between the bots' moves; None: their level's own pace."""
     auto_ready: bool = False
     port: int = 0
     """The port of a server inside this process (on 127.0.0.1; 0: any free one)."""

@@ -1,41 +1,19 @@
-"""The bot: a strategy that plays from what its seat may see, and a network player around it.
+"""The bot's network player: it joins a room and races with the strategy of
+:mod:`client.strategy`, which plays only from what its seat may see.
 
-Strategy (pure, no I/O)::
+Strategy (pure, no I/O; re-exported here)::
 
     move = choose_move(state, "normal", random.Random(1), memory)   # None: give up (resign)
 
-``choose_move`` first *masks* the state: every face-down card and the stock become
-:data:`~protocol.moves.UNKNOWN`, so a decision can never depend on a hidden card, whether the
-caller passes its own client copy (``GameState.from_view``) or the server's full state.  Levels:
-
-- ``easy``: one move ahead, the position value blurred with noise: a casual player.
-- ``normal``: a short best-first look-ahead (about a hundred positions, four moves) over the moves
-  that show no new card, and a wider one (400) before it deals, redeals or gives up.  Spider:
-  complete suits home, reveal cards, build in suit, make and keep empty piles, deal when nothing
-  helps (filling empty piles first, revealing cards if it can), and when the stock is out play on
-  for any card to turn; St. Helena and Louis: foundations first, moves that bring up the cards
-  the foundations want next, the stock deal and the redeals when nothing helps.
-- ``strong``: Spider: the same short look-ahead at each move, but searches much wider (1,500
-  then 6,000 positions, up to twenty moves) before dealing or giving up; St. Helena and Louis, where every card on
-  the table is known: a deep search at every decision (8,000 positions, thirty moves; 30,000 when
-  that finds nothing).
-
-A search looks for the line of moves that reaches the best-valued position (a move that shows a
-card ends its line: what follows depends on a card the bot does not know); the bot then plays the
-whole line without searching again.
-
-A :class:`Memory` (one per game) remembers the plan being played, the positions met since the
-last card was shown (never to go back to one) and how long since the last progress.  The bot
-gives up (``None``) when nothing helps any more, after :data:`MOVE_CAP` moves, or after
-:data:`IDLE_LIMIT` moves without progress, so a game always ends.
-
 Network player::
 
-    await run_bot("ws://127.0.0.1:8765", "K7QM-X2PF", name="Bot 1", level="strong", think=0)
+    await run_bot("ws://127.0.0.1:8765", "K7QM-X2PF", name="Bot 1", level="strong")
 
 joins the room, gets ready, plays every race it is seated in on its own copy of its board, asks
-for a rematch after each race, and returns when kicked, disconnected, left alone in the room, or
-after ``max_races``.  Cancelling the task leaves the room cleanly.
+for a rematch after each race (once a person has), and returns when kicked, disconnected, left
+alone in the room, or after ``max_races``.  Cancelling the task leaves the room cleanly.  Its pace
+is its level's (:data:`~client.strategy.common.PACE`: easy about 2.5 s a move, normal 1 s, strong
+0.5 s, each randomized) unless ``think`` sets another.
 """
 
 from __future__ import annotations
@@ -43,17 +21,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import heapq
 import logging
 import os
 import random
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from protocol import cards
-from protocol.config import LOUIS, SPIDER, GameConfig
+from protocol.config import GameConfig
 from protocol.game import GameState, state_class
 from protocol.messages import (
     Joined,
@@ -74,609 +51,59 @@ from protocol.messages import (
     from_wire,
     to_wire,
 )
-from protocol.moves import DEAL, REDEAL, RESIGN, UNKNOWN, Kind, Move, Placed
+from protocol.moves import RESIGN, Placed
 from protocol.view import BoardView
 
 from .net import DEFAULT_URL, URL_ENV, Connection, Disconnected, ServerError
+from .strategy import (
+    DEFAULT_LEVEL,
+    IDLE_LIMIT,
+    LEVELS,
+    MOVE_CAP,
+    PACE,
+    GameResult,
+    Memory,
+    Pace,
+    Player,
+    check_level,
+    choose_move,
+    masked,
+    play_offline,
+)
+
+__all__ = [
+    "DEFAULT_LEVEL",
+    "IDLE_LIMIT",
+    "LEVELS",
+    "MOVE_CAP",
+    "PACE",
+    "Desync",
+    "GameResult",
+    "Memory",
+    "Pacer",
+    "Player",
+    "add_arguments",
+    "apply_moved",
+    "choose_move",
+    "cmd_bot",
+    "default_pace",
+    "main",
+    "masked",
+    "play_offline",
+    "run_bot",
+    "start_bots",
+]
 
 log = logging.getLogger("patience_race.bot")
 
-LEVELS = ("easy", "normal", "strong")
-DEFAULT_LEVEL = "normal"
-DEFAULT_THINK = 1.0
-"""Seconds between moves by default (randomized by half either way): a person's pace."""
 
-MOVE_CAP = {SPIDER: 1500, "st-helena": 1500, LOUIS: 1500}
-"""Moves after which the bot gives up (``state.moves``, deals and redeals included)."""
-IDLE_LIMIT = 400
-"""Moves without progress (no card shown, no deal, no better position) before giving up."""
-
-
-@dataclass(frozen=True)
-class LevelParams:
-    budget: int
-    """Positions generated by a search (1-ply levels look at every move once)."""
-    depth: int
-    """Moves in a plan at most."""
-    noise: float
-    """Standard deviation of the noise added to each position's value (easy)."""
-    last_resort: LevelParams | None = None
-    """A wider search before a deal, a redeal or giving up, when the usual one found nothing."""
-
-
-PARAMS = {
-    "easy": LevelParams(budget=200, depth=1, noise=12.0),
-    "normal": LevelParams(budget=120, depth=4, noise=0.0, last_resort=LevelParams(400, 6, 0.0)),
-    "strong": LevelParams(
-        budget=120,
-        depth=4,
-        noise=0.0,
-        last_resort=LevelParams(1500, 10, 0.0, LevelParams(6000, 20, 0.0)),
-    ),
-}
-"""Spider's levels.  A wide search at every move does not pay in Spider (it finds long plans to
-positions that only look better); a wide one when the short one finds nothing does."""
-HELENA_PARAMS = {
-    "easy": PARAMS["easy"],
-    "normal": PARAMS["normal"],
-    "strong": LevelParams(
-        budget=8000,
-        depth=30,
-        noise=0.0,
-        last_resort=LevelParams(30000, 60, 0.0),
-    ),
-}
-"""St. Helena's and Louis's: every card on the table is known, and a deeper search pays."""
-
-
-# -- what the bot may see ---------------------------------------------------------------------
-
-
-def masked(state: GameState) -> GameState:
-    """A copy of ``state`` with every face-down card and the stock as :data:`UNKNOWN`.
-
-    Only the counts of hidden cards are read here, never their faces: whatever the caller holds,
-    the strategy sees what the seat's own client would.
-    """
-    s = state.copy()
-    for i, d in enumerate(s.down):
-        if d:
-            s.piles[i][:d] = [UNKNOWN] * d
-    s.stock = [UNKNOWN] * len(s.stock)
-    return s
-
-
-# -- Spider: the value of a position ------------------------------------------------------------
-
-SP_HIDDEN = 40
-"""Per face-down card still to turn."""
-SP_CLEAR = 25
-"""Per pile with no face-down card left."""
-SP_EMPTY = 180
-"""Per empty pile (on top of the clear bonus it does not get)."""
-SP_SUIT = 12
-"""Per face-up card lying on the same-suit card one rank higher."""
-SP_RANK = 0
-"""Per face-up card lying on a card one rank higher of another suit."""
-SP_BREAK = 3
-"""Per face-up card lying on a card it does not follow."""
-SP_COVER = 0
-"""Per movable unit to take away before a pile's next face-down card turns."""
-SP_KING = 8
-"""A pile whose face-up cards start with a king on the table."""
-SP_FOUND = 12 * SP_SUIT + 60
-"""Per complete suit on a foundation."""
-SP_MOBILE = 5
-"""Per pile whose movable run has somewhere to go (a top card one rank above its bottom)."""
-SP_KING_ON = 0
-"""Per face-up king lying on another card (it can only ever move to an empty pile)."""
-
-
-def spider_value(s: GameState) -> int:
-    """How good a Spider position looks from its face-up cards (UNKNOWN cards count as nothing)."""
-    v = 0
-    heads = []
-    tops = set()
-    for p, d in zip(s.piles, s.down, strict=True):
-        n = len(p)
-        if not n:
-            v += SP_EMPTY
-            continue
-        top = p[-1]
-        if top >= 0:
-            tops.add(top % 13)
-        if d:
-            v -= SP_HIDDEN * d
-        else:
-            v += SP_CLEAR
-            if p[0] >= 0 and p[0] % 13 == 12:
-                v += SP_KING
-        segs = 1
-        prev = head = p[d]
-        for j in range(d + 1, n):
-            c = p[j]
-            if c < 0 or prev < 0:
-                segs += 1
-                prev = head = c
-                continue
-            if c == prev - 1 and prev % 13:
-                v += SP_SUIT
-                prev = c
-                continue
-            elif c % 13 == prev % 13 - 1:
-                v += SP_RANK
-                segs += 1
-            else:
-                v -= SP_BREAK
-                segs += 1
-            if c % 13 == 12:
-                v -= SP_KING_ON
-            head = c
-            prev = c
-        if d:
-            v -= SP_COVER * segs
-        if head >= 0 and (d or head != p[0]):
-            heads.append(head % 13 + 1)
-    if SP_MOBILE:
-        for h in heads:
-            if h in tops:
-                v += SP_MOBILE
-    for f in s.foundations:
-        if f:
-            v += SP_FOUND
-    return v
-
-
-def spider_moves(s: GameState) -> list[Move]:
-    """The legal moves worth considering (deals apart): no run split onto another pile, no whole
-    pile moved to an empty one, and only the first empty pile as a target."""
-    out: list[Move] = []
-    piles = s.piles
-    down = s.down
-    first_empty = next((i for i, p in enumerate(piles) if not p), -1)
-    for m in s.legal_moves():
-        if m.kind != Kind.TABLEAU:
-            if m.kind == Kind.FOUNDATION:
-                out.append(m)
-            continue
-        src = piles[m.src]
-        rest = len(src) - m.count
-        if piles[m.dst]:
-            # the unit's bottom card leaves the same-suit card one rank higher: pointless
-            if rest > down[m.src]:
-                u = src[rest]
-                if src[rest - 1] == u + 1 and u % 13 != 12:
-                    continue
-        else:
-            if m.dst != first_empty or rest == 0:
-                continue
-        out.append(m)
-    return out
-
-
-# -- St. Helena and Louis: the value of a position ---------------------------------------------
-
-HE_FOUNDATION = 100
-"""Per card on the foundations."""
-HE_URGENT = (14, 8, 5, 3, 2, 1)
-"""Per card lying on a card the foundations want in 0, 1, 2... moves (times its depth)."""
-HE_EMPTY = 20
-"""Per empty pile where empty piles take a card (St. Helena ``spaces any``)."""
-HE_STOCK = 40
-"""Louis, before the stock is dealt: per stock card still unseen (an emptied pile shows one)."""
-_FAR = 99
-
-
-_weights_cache: dict[tuple[int, ...], list[int]] = {}
-
-
-def _helena_weights(f: list[list[int]]) -> list[int]:
-    """Per card code: how much it costs per card lying on it (:data:`HE_URGENT` by how soon the
-    foundations want it); one more entry, 0, that ``UNKNOWN`` (-1) reads."""
-    key = tuple(map(len, f))
-    w = _weights_cache.get(key)
-    if w is not None:
-        return w
-    urgent = HE_URGENT
-    w = [0] * 53
-    for su in range(4):
-        a = key[4 + su]  # the ace foundation's top rank (A=1)
-        k = 14 - key[su]  # the king foundation's top rank (K=13)
-        for r in range(1, 14):
-            da = r - a - 1 if r > a else _FAR
-            dk = k - 1 - r if r < k else _FAR
-            nd = da if da < dk else dk
-            if nd < len(urgent):
-                w[su * 13 + r - 1] = urgent[nd]
-    if len(_weights_cache) > 20000:
-        _weights_cache.clear()
-    _weights_cache[key] = w
-    return w
-
-
-def helena_value(s: GameState) -> int:
-    """How good a St. Helena or Louis position looks: cards home, and the cards the foundations
-    want next lying near the top of their piles."""
-    f = s.foundations
-    w = _helena_weights(f)
-    v = HE_FOUNDATION * (sum(map(len, f)) - 8)
-    empty_ok = s.config.options.get("spaces") == "any"
-    for p in s.piles:
-        if not p:
-            if empty_ok:
-                v += HE_EMPTY
-            continue
-        depth = len(p)
-        for c in p:
-            depth -= 1
-            v -= w[c] * depth
-    if not getattr(s, "stock_dealt", True):
-        v -= HE_STOCK * len(s.stock)
-    return v
-
-
-def helena_moves(s: GameState) -> list[Move]:
-    """The legal pile and foundation moves worth considering: a lone card is never moved to an
-    empty pile, and only the first empty pile is a target."""
-    piles = s.piles
-    first_empty = next((i for i, p in enumerate(piles) if not p), -1)
-    out: list[Move] = []
-    for m in s.legal_moves():
-        if m.kind == Kind.FOUNDATION:
-            out.append(m)
-        elif m.kind == Kind.TABLEAU:
-            if not piles[m.dst] and (m.dst != first_empty or len(piles[m.src]) == 1):
-                continue
-            out.append(m)
-    return out
-
-
-# -- search ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Found:
-    """What a search found: the best plan, and (Spider) the best plan that fills every empty pile."""
-
-    plan: list[Move]
-    value: float
-    fill: list[Move] | None = None
-    reveal: list[Move] | None = None
-    """The best plan that shows a card, whatever its value."""
-    reveal_value: float = float("-inf")
-    searched: int = 0
-
-
-def search(
-    root: GameState,
-    value: Callable[[GameState], int],
-    moves: Callable[[GameState], list[Move]],
-    params: LevelParams,
-    rng: random.Random,
-    avoid: set[Any] | frozenset[Any] = frozenset(),
-    want_fill: bool = False,
-) -> Found:
-    """Best-first search over the moves that show no new card, from ``root`` (masked).
-
-    A move that shows a card (a card turned, a pile refilled from the stock) ends its line: what
-    comes next depends on a card the bot does not know.  ``avoid`` holds positions not to go
-    back to.  Plans are compared by value, then by length (shorter first).
-    """
-    base = value(root)
-    best_score = base
-    best: list[Move] = []
-    root_empties = sum(1 for p in root.piles if not p)
-    fill_key: tuple[int, float] | None = None
-    fill: list[Move] | None = None
-    reveal_score = float("-inf")
-    reveal: list[Move] | None = None
-    seen = set(avoid)
-    seen.add(root.board())
-    heap: list[tuple[float, int, GameState, tuple[Move, ...]]] = [(-base, 0, root, ())]
-    counter = 1
-    generated = 0
-    noise = params.noise
-    while heap and generated < params.budget:
-        _, _, node, path = heapq.heappop(heap)
-        last = path[-1] if path else None
-        for m in moves(node):
-            if (
-                last is not None
-                and m.src == last.dst
-                and m.dst == last.src
-                and m.kind == last.kind == Kind.TABLEAU
-                and m.count == last.count
-            ):
-                continue  # straight back
-            child = node.copy()
-            change = child.apply(m)
-            key = child.board()
-            if key in seen:
-                continue
-            seen.add(key)
-            generated += 1
-            v: float = value(child)
-            if noise:
-                v += rng.gauss(0.0, noise)
-            line = (*path, m)
-            score = v - 0.5 * len(line)
-            if score > best_score:
-                best_score = score
-                best = list(line)
-            if want_fill:
-                empties = sum(1 for p in child.piles if not p)
-                if empties < root_empties:
-                    k = (-empties, score)
-                    if fill_key is None or k > fill_key:
-                        fill_key = k
-                        fill = list(line)
-            if change.turned or change.dealt:
-                if score > reveal_score:
-                    reveal_score = score
-                    reveal = list(line)
-            elif len(line) < params.depth:
-                heapq.heappush(heap, (-v, counter, child, line))
-                counter += 1
-    return Found(best, best_score, fill, reveal, reveal_score, generated)
-
-
-# -- memory and decisions -----------------------------------------------------------------------
-
-
-@dataclass
-class Memory:
-    """What the bot remembers during one game (make a new one for each game)."""
-
-    plan: list[Move] = field(default_factory=list)
-    """Moves still to play of the plan found last."""
-    expect: Any = None
-    """The position (``board()``, masked) the plan's next move is to be played from."""
-    seen: set[Any] = field(default_factory=set)
-    """Positions met since the last card shown, deal or redeal."""
-    filling: bool = False
-    """Spider: filling empty piles to deal."""
-    idle: int = 0
-    best: float = float("-inf")
-    shown_mark: tuple[int, int, int, int] | None = None
-    searches: int = 0
-    searched: int = 0
-
-    def observe(self, s: GameState, key: Any, v: float) -> None:
-        mark = (sum(s.down), len(s.stock), sum(map(len, s.foundations)), s.redeals_left)
-        if mark != self.shown_mark:
-            self.shown_mark = mark
-            self.seen.clear()
-            self.filling = False
-            self.best = v
-            self.idle = 0
-        elif v > self.best:
-            self.best = v
-            self.idle = 0
-        else:
-            self.idle += 1
-        if key != self.expect:
-            self.plan = []
-        self.seen.add(key)
-
-    def follow(self, s: GameState, plan: list[Move]) -> Move:
-        """Play ``plan[0]`` now and keep the rest for the positions it leads to."""
-        move = plan[0]
-        rest = plan[1:]
-        if rest:
-            nxt = s.copy()
-            nxt.apply(move)
-            self.expect = nxt.board()
-            self.plan = rest
-        else:
-            self.expect = None
-            self.plan = []
-        return move
-
-
-def _check_level(level: str) -> LevelParams:
-    try:
-        return PARAMS[level]
-    except KeyError:
-        raise ValueError(f"unknown level {level!r}: choose one of {', '.join(LEVELS)}") from None
-
-
-def choose_move(
-    state: GameState,
-    level: str = DEFAULT_LEVEL,
-    rng: random.Random | None = None,
-    memory: Memory | None = None,
-) -> Move | None:
-    """The bot's next move in ``state``, or None to give up (resign).
-
-    Reads only what the seat may see: ``state`` is masked first.  Pass the same ``memory`` for
-    every move of one game (a fresh one is used otherwise: the bot then forgets its plan and the
-    positions it has met).
-    """
-    params = _check_level(level)
-    if rng is None:
-        rng = random.Random(0)
-    if memory is None:
-        memory = Memory()
-    s = masked(state)
-    if s.won or s.resigned or s.moves >= MOVE_CAP.get(s.config.game, 1500):
-        return None
-    legal = s.legal_moves()
-    if not legal:
-        return None
-    spider = s.config.game == SPIDER
-    if not spider:
-        params = HELENA_PARAMS[level]
-    value = spider_value if spider else helena_value
-    key = s.board()
-    memory.observe(s, key, value(s))
-    if memory.idle > IDLE_LIMIT:
-        return _explore(s, legal, memory, rng)  # long without progress: only new positions
-    if memory.plan:
-        move = memory.plan[0]
-        if move in legal:
-            return memory.follow(s, memory.plan)
-        memory.plan = []
-
-    # A complete suit goes home (Spider); a card goes to a foundation (St. Helena, Louis: the
-    # better foundation when it fits two), unless a strong bot's search says otherwise.
-    home = [m for m in legal if m.kind == Kind.FOUNDATION]
-    if home and (spider or level != "strong"):
-        return _best_single(s, home, value, rng, params.noise)
-
-    if memory.filling and spider:
-        return _fill(s, legal, memory, params, rng)
-
-    moves = spider_moves if spider else helena_moves
-    found = search(s, value, moves, params, rng, memory.seen)
-    memory.searches += 1
-    memory.searched += found.searched
-    base = value(s)
-    if found.plan and found.value > base + 1e-9:
-        return memory.follow(s, found.plan)
-    wider = params.last_resort
-    while wider is not None:
-        found = search(s, value, moves, wider, rng, memory.seen)
-        memory.searches += 1
-        memory.searched += found.searched
-        if found.plan and found.value > base + 1e-9:
-            return memory.follow(s, found.plan)
-        wider = wider.last_resort
-
-    # Nothing helps: deal, redeal, or give up.
-    if DEAL in legal:
-        return DEAL
-    if spider and s.stock:
-        memory.filling = True
-        return _fill(s, legal, memory, params, rng)
-    if found.reveal:  # worse by the numbers, but a card to see is a new chance
-        return memory.follow(s, found.reveal)
-    if REDEAL in legal:
-        return REDEAL
-    return _explore(s, legal, memory, rng)
-
-
-def _explore(
-    s: GameState, legal: Sequence[Move], memory: Memory, rng: random.Random
-) -> Move | None:
-    """Nothing looks better: a legal move to a position not met since the last card shown,
-    deal or redeal (a new arrangement may open something up); None, to give up, only when
-    every legal move leads back to a position already met."""
-    fresh = []
-    for m in legal:
-        nxt = s.copy()
-        nxt.apply(m)
-        if nxt.board() not in memory.seen:
-            fresh.append(m)
-    return rng.choice(fresh) if fresh else None
-
-
-def _best_single(
-    s: GameState,
-    moves: Sequence[Move],
-    value: Callable[[GameState], int],
-    rng: random.Random,
-    noise: float,
-) -> Move:
-    best = moves[0]
-    best_v = float("-inf")
-    for m in moves:
-        child = s.copy()
-        child.apply(m)
-        v: float = value(child)
-        if noise:
-            v += rng.gauss(0.0, noise)
-        if v > best_v:
-            best, best_v = m, v
-    return best
-
-
-def _fill(
-    s: GameState, legal: list[Move], memory: Memory, params: LevelParams, rng: random.Random
-) -> Move | None:
-    """Spider, to deal: put cards in the empty piles, losing as little as possible."""
-    if DEAL in legal:
-        memory.filling = False
-        return DEAL
-    found = search(s, spider_value, spider_moves, params, rng, memory.seen, True)
-    if found.fill:
-        return memory.follow(s, found.fill)
-    # no plan found: any card to an empty pile that leaves its own pile with cards
-    piles = s.piles
-    options = [
-        m
-        for m in legal
-        if m.kind == Kind.TABLEAU and not piles[m.dst] and len(piles[m.src]) > m.count
-    ]
-    if not options:
-        return None
-    return _best_single(s, options, spider_value, rng, params.noise)
-
-
-class Player:
-    """A bot for one game after another: ``choose(state)``, and ``new_game()`` between games."""
-
-    def __init__(self, level: str = DEFAULT_LEVEL, rng: random.Random | None = None) -> None:
-        _check_level(level)
-        self.level = level
-        self.rng = rng or random.Random()
-        self.memory = Memory()
-
-    def new_game(self) -> None:
-        self.memory = Memory()
-
-    def choose(self, state: GameState) -> Move | None:
-        return choose_move(state, self.level, self.rng, self.memory)
-
-
-# -- offline games (tests, bench) -------------------------------------------------------------
-
-
-@dataclass
-class GameResult:
-    won: bool
-    resigned: bool
-    stuck: bool
-    score: int
-    moves: int
-    seconds: float
-    searches: int = 0
-
-
-def play_offline(
-    real: GameState,
-    level: str = DEFAULT_LEVEL,
-    rng: random.Random | None = None,
-    *,
-    cap: int | None = None,
-) -> GameResult:
-    """Play ``real`` (a full state) to its end as a seat would over the network.
-
-    The bot keeps its own copy built from ``real.view()`` (hidden cards UNKNOWN), chooses on it,
-    and learns each shown card only when the real game shows it, exactly as ``run_bot`` does.
-    """
-    player = Player(level, rng or random.Random(0))
-    mine = state_class(real.config).from_view(real.config, real.view())
-    limit = cap if cap is not None else MOVE_CAP.get(real.config.game, 1500) + 10
-    t0 = time.perf_counter()
-    steps = 0
-    while not real.over and steps < limit:
-        move = player.choose(mine) or RESIGN
-        change = real.apply(move)
-        mirror = mine.apply(change.move)
-        if [(p.pile, p.index) for p in mirror.shown] != [(p.pile, p.index) for p in change.shown]:
-            raise AssertionError(f"the bot's copy shows other cards than the game for {move}")
-        for p in change.shown:
-            mine.show(p)
-        steps += 1
-    return GameResult(
-        won=real.won,
-        resigned=real.resigned,
-        stuck=real.stuck,
-        score=real.score(),
-        moves=real.moves,
-        seconds=time.perf_counter() - t0,
-        searches=player.memory.searches,
-    )
+def default_pace(level: str, think: float | None = None) -> Pace:
+    """The pause between moves: the level's own (:data:`PACE`), or ``think`` seconds randomized
+    by half either way when it is given (0: as fast as the server's rate allows)."""
+    check_level(level)
+    if think is None:
+        return PACE[level]
+    return Pace(max(0.0, think), 0.5)
 
 
 # -- the network player -----------------------------------------------------------------------
@@ -714,11 +141,15 @@ MAX_RESYNCS = 3
 
 
 class Pacer:
-    """When to send the next move: ``think`` seconds (randomized) apart, never faster than the
-    server's rate allows (``welcome.rate`` and ``burst``, with a margin)."""
+    """When to send the next move: a pause drawn from ``pace`` before each (a number: that many
+    seconds, randomized by half either way), never faster than the server's rate allows
+    (``welcome.rate`` and ``burst``, with a margin)."""
 
-    def __init__(self, think: float, rate: float, burst: int, rng: random.Random) -> None:
-        self.think = max(0.0, think)
+    def __init__(self, pace: Pace | float, rate: float, burst: int, rng: random.Random) -> None:
+        if not isinstance(pace, Pace):
+            pace = Pace(max(0.0, pace), 0.5)
+        self.pace = pace
+        self.think = max(0.0, pace.mean)
         self.rate = max(0.5, rate * 0.9)
         self.burst = max(1.0, burst / 2)
         self.tokens = self.burst
@@ -732,7 +163,7 @@ class Pacer:
 
     async def wait(self) -> None:
         if self.think > 0:
-            await asyncio.sleep(self.think * self.rng.uniform(0.5, 1.5))
+            await asyncio.sleep(max(0.0, self.pace.draw(self.rng)))
         self._refill()
         if self.tokens < 1:
             await asyncio.sleep((1 - self.tokens) / self.rate)
@@ -767,7 +198,7 @@ async def run_bot(
     code: str,
     name: str = "Bot",
     level: str = DEFAULT_LEVEL,
-    think: float = DEFAULT_THINK,
+    think: float | None = None,
     *,
     spectate_ok: bool = False,
     max_races: int | None = None,
@@ -776,7 +207,8 @@ async def run_bot(
     """Join room ``code`` on the server at ``url`` as ``name`` and race there.
 
     Gets ready in the lobby, plays each race it has a seat in (its own copy of its board, moves
-    ``think`` seconds apart, randomized by half either way; 0 is as fast as the server's rate
+    paced like a person of its level, or ``think`` seconds apart, randomized by half either way,
+    when given; 0 is as fast as the server's rate
     allows), sends ``rematch`` after each race, and returns when kicked, disconnected, told the
     server is restarting, left alone in the room, or after ``max_races`` races.  If the room is
     racing when it joins (it is then a spectator), it leaves at once unless ``spectate_ok``, in
@@ -784,7 +216,7 @@ async def run_bot(
     connection.  Server errors on joining (``room_not_found``, ``name_taken``...) are raised as
     :class:`~client.net.ServerError`.
     """
-    _check_level(level)
+    pace = default_pace(level, think)
     rng = random.Random(seed)
     conn = Connection(url, client="patience-race-bot")
     seat: _Seat | None = None
@@ -801,7 +233,7 @@ async def run_bot(
             joined.room,
             joined.role,
             Player(level, random.Random(rng.random())),
-            Pacer(think, welcome.rate, welcome.burst, rng),
+            Pacer(pace, welcome.rate, welcome.burst, rng),
             max_races,
         )
         if seat.role != "player" and not spectate_ok:
@@ -964,7 +396,7 @@ def start_bots(
     code: str,
     count: int,
     level: str = DEFAULT_LEVEL,
-    think: float = DEFAULT_THINK,
+    think: float | None = None,
     *,
     first: int = 1,
     **kwargs: Any,
@@ -995,9 +427,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--think",
         type=float,
-        default=DEFAULT_THINK,
+        default=None,
         metavar="SECONDS",
-        help="seconds between moves, randomized by half (0: as fast as the server allows)",
+        help="seconds between moves, randomized by half (default: the level's pace, easy 2.5, "
+        "normal 1, strong 0.5; 0: as fast as the server allows)",
     )
     p.add_argument("--name", default="Bot", help="the bot's name in the room")
     p.add_argument("--races", type=int, default=None, help="stop after this many races")
@@ -1005,7 +438,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_bot(args: argparse.Namespace) -> int:
     """Run ``patience-race bot`` until the bot is done; an exit code."""
-    if args.think < 0:
+    if args.think is not None and args.think < 0:
         print("patience-race: --think cannot be negative", flush=True)
         return 2
     try:

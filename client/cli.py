@@ -484,9 +484,10 @@ def add_race_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--think",
         type=float,
-        default=1.0,
+        default=None,
         metavar="SECONDS",
-        help="the bots' pause between moves (0: as fast as allowed)",
+        help="the bots' pause between moves (default: their level's pace, easy 2.5, normal 1, "
+        "strong 0.5; 0: as fast as allowed)",
     )
 
 
@@ -593,9 +594,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--think",
         type=float,
-        default=1.0,
+        default=None,
         metavar="SECONDS",
-        help="pause between moves (0: as fast as allowed)",
+        help="pause between moves (default: the level's pace, easy 2.5, normal 1, strong 0.5; "
+        "0: as fast as allowed)",
     )
     add_server_argument(p)
     p.set_defaults(func=cmd_bot)

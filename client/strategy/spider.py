@@ -1,0 +1,233 @@
+"""Spider's strategy: the value of a position, the moves worth searching, and the decisions.
+
+Every level plays from the masked state.  ``easy`` looks one move ahead with noise; ``normal``
+runs a short best-first look-ahead over the moves that show no card, and a wider one before it
+deals or gives up; ``strong`` does the same and, at those key decisions (nothing found that
+improves the position), asks the full-information solver about a few guessed deals: the unseen
+cards dealt at random, consistently with what it sees (perfect-information Monte Carlo), and plays
+the line most of the won guesses start with, up to the first card it shows.
+"""
+
+from __future__ import annotations
+
+import random
+
+from protocol.game import GameState
+from protocol.moves import DEAL, Kind, Move
+
+from .common import (
+    IDLE_LIMIT,
+    LevelParams,
+    Memory,
+    SolverParams,
+    best_single,
+    explore,
+    search,
+    solver_plan,
+)
+
+SP_HIDDEN = 40
+"""Per face-down card still to turn."""
+SP_CLEAR = 25
+"""Per pile with no face-down card left."""
+SP_EMPTY = 180
+"""Per empty pile (on top of the clear bonus it does not get)."""
+SP_SUIT = 12
+"""Per face-up card lying on the same-suit card one rank higher."""
+SP_RANK = 0
+"""Per face-up card lying on a card one rank higher of another suit."""
+SP_BREAK = 3
+"""Per face-up card lying on a card it does not follow."""
+SP_COVER = 0
+"""Per movable unit to take away before a pile's next face-down card turns."""
+SP_KING = 8
+"""A pile whose face-up cards start with a king on the table."""
+SP_FOUND = 12 * SP_SUIT + 60
+"""Per complete suit on a foundation."""
+SP_MOBILE = 5
+"""Per pile whose movable run has somewhere to go (a top card one rank above its bottom)."""
+SP_KING_ON = 0
+"""Per face-up king lying on another card (it can only ever move to an empty pile)."""
+
+
+def spider_value(s: GameState) -> int:
+    """How good a Spider position looks from its face-up cards (UNKNOWN cards count as nothing)."""
+    v = 0
+    heads = []
+    tops = set()
+    for p, d in zip(s.piles, s.down, strict=True):
+        n = len(p)
+        if not n:
+            v += SP_EMPTY
+            continue
+        top = p[-1]
+        if top >= 0:
+            tops.add(top % 13)
+        if d:
+            v -= SP_HIDDEN * d
+        else:
+            v += SP_CLEAR
+            if p[0] >= 0 and p[0] % 13 == 12:
+                v += SP_KING
+        segs = 1
+        prev = head = p[d]
+        for j in range(d + 1, n):
+            c = p[j]
+            if c < 0 or prev < 0:
+                segs += 1
+                prev = head = c
+                continue
+            if c == prev - 1 and prev % 13:
+                v += SP_SUIT
+                prev = c
+                continue
+            elif c % 13 == prev % 13 - 1:
+                v += SP_RANK
+                segs += 1
+            else:
+                v -= SP_BREAK
+                segs += 1
+            if c % 13 == 12:
+                v -= SP_KING_ON
+            head = c
+            prev = c
+        if d:
+            v -= SP_COVER * segs
+        if head >= 0 and (d or head != p[0]):
+            heads.append(head % 13 + 1)
+    if SP_MOBILE:
+        for h in heads:
+            if h in tops:
+                v += SP_MOBILE
+    for f in s.foundations:
+        if f:
+            v += SP_FOUND
+    return v
+
+
+def spider_moves(s: GameState) -> list[Move]:
+    """The legal moves worth considering (deals apart): no run split onto another pile, no whole
+    pile moved to an empty one, and only the first empty pile as a target."""
+    out: list[Move] = []
+    piles = s.piles
+    down = s.down
+    first_empty = next((i for i, p in enumerate(piles) if not p), -1)
+    for m in s.legal_moves():
+        if m.kind != Kind.TABLEAU:
+            if m.kind == Kind.FOUNDATION:
+                out.append(m)
+            continue
+        src = piles[m.src]
+        rest = len(src) - m.count
+        if piles[m.dst]:
+            # the unit's bottom card leaves the same-suit card one rank higher: pointless
+            if rest > down[m.src]:
+                u = src[rest]
+                if src[rest - 1] == u + 1 and u % 13 != 12:
+                    continue
+        else:
+            if m.dst != first_empty or rest == 0:
+                continue
+        out.append(m)
+    return out
+
+
+PARAMS = {
+    "easy": LevelParams(budget=200, depth=1, noise=12.0),
+    "normal": LevelParams(budget=120, depth=4, noise=0.0, last_resort=LevelParams(400, 6, 0.0)),
+    "strong": LevelParams(
+        budget=120,
+        depth=4,
+        noise=0.0,
+        last_resort=LevelParams(1500, 10, 0.0, LevelParams(6000, 20, 0.0)),
+    ),
+}
+"""Spider's levels.  A wide search at every move does not pay in Spider (it finds long plans to
+positions that only look better); a wide one when the short one finds nothing does."""
+
+SOLVER = {"strong": SolverParams(samples=1, nodes=2000)}
+"""The levels that ask the solver about guessed deals at key decisions."""
+
+REVEAL_SLACK = {"strong": 60}
+"""The levels that, before a deal, turn a card even when it costs this much of the position's value
+(a normal bot deals as soon as nothing improves the position)."""
+
+
+def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move | None:
+    """The next move in masked ``s`` (not won, with a legal move), or None to give up."""
+    params = PARAMS[level]
+    legal = s.legal_moves()
+    key = s.board()
+    base = spider_value(s)
+    memory.observe(s, key, base)
+    if memory.idle > IDLE_LIMIT:
+        return explore(s, legal, memory, rng)  # long without progress: only new positions
+    if memory.plan:
+        if memory.plan[0] in legal:
+            return memory.follow(s, memory.plan)
+        memory.plan = []
+
+    home = [m for m in legal if m.kind == Kind.FOUNDATION]
+    if home:  # a complete suit goes home
+        return best_single(s, home, spider_value, rng, params.noise)
+
+    if memory.filling:
+        return _fill(s, legal, memory, params, rng)
+
+    found = search(s, spider_value, spider_moves, params, rng, memory.seen)
+    memory.searches += 1
+    memory.searched += found.searched
+    if found.plan and found.value > base + 1e-9:
+        return memory.follow(s, found.plan)
+    wider = params.last_resort
+    while wider is not None:
+        found = search(s, spider_value, spider_moves, wider, rng, memory.seen)
+        memory.searches += 1
+        memory.searched += found.searched
+        if found.plan and found.value > base + 1e-9:
+            return memory.follow(s, found.plan)
+        wider = wider.last_resort
+
+    # A key decision: nothing improves the position without showing a card.
+    solver = SOLVER.get(level)
+    if solver is not None:
+        plan = solver_plan(s, rng, memory, solver)
+        if plan:
+            return memory.follow(s, plan)
+
+    # Strong: a card to see is a new chance, worth a little loss before a deal buries the piles.
+    slack = REVEAL_SLACK.get(level)
+    if slack is not None and found.reveal and found.reveal_value >= base - slack:
+        return memory.follow(s, found.reveal)
+
+    # Nothing helps: deal (filling empty piles first), look at a card, or give up.
+    if DEAL in legal:
+        return DEAL
+    if s.stock:
+        memory.filling = True
+        return _fill(s, legal, memory, params, rng)
+    if found.reveal:  # worse by the numbers, but a card to see is a new chance
+        return memory.follow(s, found.reveal)
+    return explore(s, legal, memory, rng)
+
+
+def _fill(
+    s: GameState, legal: list[Move], memory: Memory, params: LevelParams, rng: random.Random
+) -> Move | None:
+    """To deal: put cards in the empty piles, losing as little as possible."""
+    if DEAL in legal:
+        memory.filling = False
+        return DEAL
+    found = search(s, spider_value, spider_moves, params, rng, memory.seen, True)
+    if found.fill:
+        return memory.follow(s, found.fill)
+    # no plan found: any card to an empty pile that leaves its own pile with cards
+    piles = s.piles
+    options = [
+        m
+        for m in legal
+        if m.kind == Kind.TABLEAU and not piles[m.dst] and len(piles[m.src]) > m.count
+    ]
+    if not options:
+        return None
+    return best_single(s, options, spider_value, rng, params.noise)

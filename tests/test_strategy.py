@@ -1,0 +1,189 @@
+"""The strategy package: each level's pace, guessed deals that keep what the seat sees, decisions
+blind to hidden cards (the solver's too), no giving up while something is left, and the names
+other code imports from ``client.bot``."""
+
+from __future__ import annotations
+
+import argparse
+import random
+from collections import Counter
+
+import pytest
+
+import client.bot as bot
+from client.strategy import PACE, Memory, Player, choose_move, determinize, masked
+from client.strategy.common import deck, reveal_prefix, unseen
+from protocol.config import GameConfig
+from protocol.game import GameState, new_game
+from protocol.moves import DEAL, UNKNOWN, Kind
+
+from .test_bot import CONFIGS, IDS, random_position, shuffled_hidden
+
+
+def test_each_level_has_its_own_pace() -> None:
+    easy, normal, strong = PACE["easy"], PACE["normal"], PACE["strong"]
+    assert easy.mean > normal.mean > strong.mean
+    assert 2.0 <= easy.mean <= 3.0
+    assert 0.8 <= normal.mean <= 1.2
+    assert 0.4 <= strong.mean <= 0.6
+    rng = random.Random(1)
+    draws = [strong.draw(rng) for _ in range(200)]
+    assert min(draws) >= 0.4 - 1e-9 and max(draws) <= 0.6 + 1e-9
+    easy_draws = [easy.draw(rng) for _ in range(200)]
+    assert max(easy_draws) - min(easy_draws) > 1.0  # a person's pace varies
+
+
+def test_think_overrides_the_level_pace() -> None:
+    for level in bot.LEVELS:
+        assert bot.default_pace(level) == PACE[level]
+        assert bot.default_pace(level, 0.3).mean == 0.3
+        assert bot.default_pace(level, 0).mean == 0
+    pacer = bot.Pacer(bot.default_pace("easy"), rate=20, burst=40, rng=random.Random(0))
+    assert pacer.think == PACE["easy"].mean
+    assert bot.Pacer(0.0, rate=20, burst=40, rng=random.Random(0)).think == 0
+    with pytest.raises(ValueError, match="unknown level"):
+        bot.default_pace("grandmaster")
+
+
+def test_the_commands_default_to_the_level_pace() -> None:
+    p = argparse.ArgumentParser()
+    bot.add_arguments(p)
+    assert p.parse_args(["K7QM-X2PF"]).think is None
+    assert p.parse_args(["K7QM-X2PF", "--think", "0.2"]).think == 0.2
+    from client.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["bot", "K7QM-X2PF"]).think is None
+    assert parser.parse_args(["play"]).think is None
+
+
+def test_the_old_names_are_importable_from_client_bot() -> None:
+    for name in (
+        "choose_move",
+        "Memory",
+        "Player",
+        "play_offline",
+        "GameResult",
+        "masked",
+        "LEVELS",
+        "DEFAULT_LEVEL",
+        "run_bot",
+        "start_bots",
+        "add_arguments",
+        "cmd_bot",
+        "main",
+        "apply_moved",
+        "Desync",
+        "MOVE_CAP",
+    ):
+        assert hasattr(bot, name), name
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=IDS)
+def test_a_guessed_deal_keeps_what_the_seat_sees(config: GameConfig) -> None:
+    rng = random.Random(4)
+    state = random_position(config, 11, 40, rng)
+    guess = determinize(masked(state), random.Random(2))
+    assert guess.view() == state.view()
+    assert Counter(guess.all_cards()) == Counter(deck(config))
+    assert UNKNOWN not in guess.all_cards()
+    assert sorted(unseen(masked(state))) == sorted(
+        [c for p, d in zip(state.piles, state.down, strict=True) for c in p[:d]] + state.stock
+    )
+
+
+def test_a_guessed_deal_does_not_depend_on_the_real_hidden_cards() -> None:
+    config = GameConfig("spider", {"suits": 2})
+    rng = random.Random(8)
+    state = random_position(config, 21, 30, rng)
+    # other hidden cards of the same composition: only their order differs
+    other = state.copy()
+    hidden = [c for p, d in zip(other.piles, other.down, strict=True) for c in p[:d]] + other.stock
+    rng.shuffle(hidden)
+    k = 0
+    for p, d in zip(other.piles, other.down, strict=True):
+        p[:d] = hidden[k : k + d]
+        k += d
+    other.stock = hidden[k:]
+    assert other.board() != state.board()
+    a = determinize(masked(state), random.Random(5))
+    b = determinize(masked(other), random.Random(5))
+    assert a.board() == b.board()
+
+
+def test_a_plan_stops_at_the_first_card_shown() -> None:
+    state = new_game(GameConfig("spider", {"suits": 1}), 1)
+    s = masked(state)
+    plan = reveal_prefix(s, [DEAL, DEAL])
+    assert plan == [DEAL]  # the deal shows ten cards: what follows cannot be planned
+
+
+def _late_spider_position() -> GameState:
+    """1-suit deal 4 after a normal bot's first 120 moves: the stock is out, two cards are still
+    face down, and the strong bot's look-ahead finds nothing, so it asks the solver."""
+    real = new_game(GameConfig("spider", {"suits": 1}), 4)
+    player = Player("normal", random.Random(4))
+    for _ in range(120):
+        move = player.choose(real)
+        assert move is not None
+        real.apply(move)
+    return real
+
+
+def test_the_strong_bots_solver_reads_no_hidden_card() -> None:
+    state = _late_spider_position()
+    assert sum(state.down) > 0
+    other = shuffled_hidden(state, random.Random(6))
+    memories = [Memory(), Memory()]
+    moves = [
+        choose_move(s, "strong", random.Random(3), m)
+        for s, m in zip((state, other), memories, strict=True)
+    ]
+    assert memories[0].solves > 0  # the solver was asked, on guessed deals
+    assert moves[0] == moves[1]
+    assert moves[0] is not None and state.check(moves[0]) is None
+
+
+def test_a_hint_is_the_same_for_the_same_random_generator() -> None:
+    """The practice mode's hint key: ``choose_move(state, "strong", Random(seed), Memory())``."""
+    for config, number, steps in (
+        (GameConfig("spider", {"suits": 2}), 3, 25),
+        (GameConfig("st-helena", {"build": "any"}), 3, 10),
+        (GameConfig("louis", {"build": "any"}), 3, 10),
+    ):
+        state = random_position(config, number, steps, random.Random(number))
+        a = choose_move(state, "strong", random.Random(7), Memory())
+        b = choose_move(state, "strong", random.Random(7), Memory())
+        assert a == b and a is not None
+        assert state.check(a) is None
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=IDS)
+def test_no_giving_up_while_a_move_or_a_deal_is_left(config: GameConfig) -> None:
+    """With a fresh memory every legal move leads somewhere new: the bot always has a move."""
+    rng = random.Random(12)
+    for i in range(8):
+        state = random_position(config, 300 + i, rng.randrange(0, 150), rng)
+        if state.over:
+            continue
+        for level in ("easy", "normal"):
+            move = choose_move(state, level, random.Random(i), Memory())
+            assert move is not None, (level, state.legal_moves())
+            assert state.check(move) is None
+
+
+def test_a_stuck_spider_bot_deals_rather_than_resigns() -> None:
+    """The start of 1-suit deal 5 has almost nothing to do: every level deals, none gives up."""
+    state = new_game(GameConfig("spider", {"suits": 1}), 5)
+    for level in bot.LEVELS:
+        player = Player(level, random.Random(1))
+        s = state.copy()
+        for _ in range(12):
+            move = player.choose(s)
+            assert move is not None, level
+            change = s.apply(move)
+            if change.dealt:
+                break
+        else:
+            pytest.fail(f"{level} did not deal")
+        assert change.move.kind == Kind.DEAL
