@@ -628,6 +628,11 @@ def results(model: RaceModel, width: int = 78) -> Text:
                 par += f"; the best winner took {plural(best, 'move')}"
             t.append(par + ".\n", style="bold")
         t.append(f"Replay it in PySolFC as game #{reveal.number}.\n", style=DIM)
+    race_id = last.race_id if last is not None else model.race_id
+    if race_id:
+        t.append(
+            f"Race {race_id}: every board and move is public (GET /races/{race_id}).\n", style=DIM
+        )
     asked = model.rematch_asked()
     if asked:
         t.append("\nrematch asked by: ", style="bold")

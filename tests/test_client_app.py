@@ -151,6 +151,7 @@ async def test_race_in_the_app_against_a_real_server() -> None:
             assert "Results" in results and "Ann" in results and "Bob" in results
             assert app.model.verified is True
             assert "deal verified" in results
+            assert f"Race {app.model.race_id}:" in results  # the id to fetch its public record
             await bob.close()
             await pilot.press("q")
 

@@ -172,7 +172,7 @@ async def test_practice_screen_hint_undo_resign_and_record(
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, lambda: "Stock 50" in board_text(app))
         header = str(app.top.render())
-        assert "Practice: Spider (1 suit) #1" in header and "0 hints" in header
+        assert "Practice" in header and "Spider (1 suit) #1" in header and "0 hints" in header
         # h: a hint in the status line, its pile picked on the board
         await pilot.press("h")
         await wait_until(pilot, lambda: app.model.status.startswith("Hint: "))
