@@ -40,6 +40,8 @@ from protocol.messages import (
     MoveCmd,
     Moved,
     Notice,
+    Progress,
+    ProgressUpdate,
     RaceOver,
     RaceStart,
     Ready,
@@ -155,15 +157,27 @@ class Pacer:
         self.tokens = self.burst
         self.at = time.monotonic()
         self.rng = rng
+        self.hurry = False
+        """No person is still racing (and no clock runs): play as fast as the server allows, so
+        nobody waits minutes for the results (see :func:`people_done`)."""
 
     def _refill(self) -> None:
         now = time.monotonic()
         self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
         self.at = now
 
+    def pause(self) -> float:
+        """The person-like pause before the next move (0 when hurrying or pace 0)."""
+        if self.think > 0 and not self.hurry:
+            return max(0.0, self.pace.draw(self.rng))
+        return 0.0
+
     async def wait(self) -> None:
-        if self.think > 0:
-            await asyncio.sleep(max(0.0, self.pace.draw(self.rng)))
+        await asyncio.sleep(self.pause())
+        await self.take()
+
+    async def take(self) -> None:
+        """Wait for the server's rate budget to allow one more command."""
         self._refill()
         if self.tokens < 1:
             await asyncio.sleep((1 - self.tokens) / self.rate)
@@ -255,6 +269,18 @@ async def run_bot(
             await conn.close()
 
 
+def people_done(room: RoomInfo, progress: list[Progress]) -> bool:
+    """Every person racing has finished (won, resigned, stuck, left) in a race with no time
+    limit: the bots may hurry.  The moves a bot makes do not depend on its pace, so hurrying
+    changes no score and no place among people; with a time limit it would, so it never hurries
+    there."""
+    if room.settings.time_limit:
+        return False
+    bots = {m.id for m in room.members if m.bot}
+    people = [p for p in progress if p.id not in bots]
+    return bool(people) and all(p.status not in ("playing", "waiting") for p in people)
+
+
 async def _send(seat: _Seat, command: Any) -> Any | None:
     """A command whose refusal does not matter (ready, rematch): None if refused."""
     if seat.pacer.think == 0:
@@ -328,12 +354,25 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
     config = _config_for(seat, board)
     state = state_class(config).from_view(config, board)
     seat.player.new_game()
+    seat.pacer.hurry = False
     conn = seat.conn
     resyncs = 0
     while not state.over:
-        # events that came meanwhile: the end of the race (time up), a kick
-        while not conn.events.empty():
-            item = conn.events.get_nowait()
+        # the pause before the move, watching what happens meanwhile: the end of the race (time
+        # up), a kick, and whether any person still races (if none, the bot hurries)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + seat.pacer.pause()
+        while True:
+            if conn.events.empty():
+                left = end - loop.time()
+                if left <= 0 or seat.pacer.hurry:
+                    break
+                try:
+                    item = await asyncio.wait_for(conn.events.get(), left)
+                except TimeoutError:
+                    break
+            else:
+                item = conn.events.get_nowait()
             if isinstance(item, Disconnected):
                 conn.events.put_nowait(item)
                 raise item
@@ -344,7 +383,11 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
                 return False
             if isinstance(item, RoomUpdate):
                 seat.room = item.room
-        await seat.pacer.wait()
+            if isinstance(item, ProgressUpdate) and not seat.pacer.hurry:
+                seat.pacer.hurry = people_done(seat.room, item.players)
+                if seat.pacer.hurry:
+                    log.info("%s: every person has finished: hurrying", seat.name)
+        await seat.pacer.take()
         # a search may take a good part of a second: keep the connection's loop responsive
         move = await asyncio.to_thread(seat.player.choose, state) or RESIGN
         if resyncs > MAX_RESYNCS:

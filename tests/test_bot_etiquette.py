@@ -11,12 +11,14 @@ from protocol.messages import (
     CreateRoom,
     Joined,
     Leave,
+    MoveCmd,
     RaceOver,
     RaceStart,
     Ready,
     Rematch,
     RoomUpdate,
     Settings,
+    WireMove,
 )
 
 from .server_helpers import eventually, fast_limits, running_server, wait_until
@@ -57,3 +59,54 @@ async def test_bots_follow_a_person_to_the_rematch_and_leave_with_them() -> None
                 b.cancel()
             await asyncio.gather(*bots, return_exceptions=True)
             await ann.close()
+
+
+async def test_bots_hurry_once_every_person_has_finished() -> None:
+    """A person resigns early: the bots, paced at a minute a move, play on as fast as the
+    server allows so the results come in seconds, not hours."""
+    async with running_server(fast_limits(countdown_ms=50)) as server:
+        ann = Connection(server.url)
+        await ann.open()
+        settings = Settings(game="spider", options={"suits": 1})
+        joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=settings))
+        assert isinstance(joined, Joined)
+        code = joined.room.code
+        bot = asyncio.create_task(run_bot(server.url, code, name="Slow", level="easy", think=60))
+        try:
+            await wait_until(ann, RoomUpdate, lambda u: len(u.room.members) == 2)
+            await ann.request(Ready(seq=0))
+            await ann.wait_for(RaceStart, timeout=10)
+            await ann.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
+            over = await ann.wait_for(RaceOver, timeout=120)
+            slow = next(s for s in over.standings if s.name == "Slow")
+            assert slow.status != "playing" and slow.moves > 10
+        finally:
+            bot.cancel()
+            await asyncio.gather(bot, return_exceptions=True)
+            await ann.close()
+
+
+def test_bots_hurry_only_when_no_person_plays_and_no_clock_runs() -> None:
+    from client.bot import people_done
+    from protocol.messages import Member, Progress, RoomInfo
+
+    def progress(pid: int, status: str) -> Progress:
+        return Progress(
+            id=pid, name=f"p{pid}", status=status, score=0, score2=None, turned=0, suits=0,
+            foundation_cards=0, moves=0, undos=0, connected=True, finish_ms=None, score_ms=0,
+        )  # fmt: skip
+
+    def room(time_limit: int) -> RoomInfo:
+        members = [
+            Member.model_construct(id=1, name="Ann", bot=False),
+            Member.model_construct(id=2, name="Bot", bot=True),
+        ]
+        settings = Settings(game="spider", time_limit=time_limit)
+        return RoomInfo.model_construct(members=members, settings=settings)
+
+    playing = [progress(1, "playing"), progress(2, "playing")]
+    resigned = [progress(1, "resigned"), progress(2, "playing")]
+    assert not people_done(room(0), playing)
+    assert people_done(room(0), resigned)
+    assert not people_done(room(300), resigned)  # the clock decides scores: pace matters
+    assert not people_done(room(0), [progress(2, "playing")])  # bots alone: nobody waits
