@@ -506,7 +506,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_deal)
 
     p = sub.add_parser("replay", help="check a game record and show where it ends")
-    p.add_argument("file", help="a game record (JSON)")
+    p.add_argument(
+        "file", help="a game record, a practice record or a finished race's record (JSON)"
+    )
     p.set_defaults(func=cmd_replay)
 
     add_solve_parser(sub)
@@ -590,7 +592,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bot", help="a bot that joins a room and races")
     p.add_argument("code", help="the room's code")
     p.add_argument("--name", default="Bot", help="the bot's display name")
-    p.add_argument("--level", choices=("easy", "normal", "strong"), default="normal")
+    p.add_argument(
+        "--level",
+        choices=("easy", "normal", "strong"),
+        default="normal",
+        help="how well and how fast it plays (default normal)",
+    )
     p.add_argument(
         "--think",
         type=float,
