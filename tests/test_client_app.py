@@ -171,9 +171,18 @@ async def test_app_reconnects_and_resumes() -> None:
             await wait_until(pilot, lambda: app.model.phase == "racing")
             state = app.model.state
             assert state is not None
-            move = next(m for m in state.legal_moves() if m.kind in (Kind.TABLEAU, Kind.FOUNDATION))
+            # the deal is random: play a card if one can move (some deals have none), else redeal
+            move = next(
+                (m for m in state.legal_moves() if m.kind in (Kind.TABLEAU, Kind.FOUNDATION)),
+                None,
+            )
             key = "1234567890-="
-            await pilot.press(key[move.src], key[move.dst] if move.kind == Kind.TABLEAU else "f")
+            if move is None:
+                await pilot.press("r", "r")
+            elif move.kind == Kind.TABLEAU:
+                await pilot.press(key[move.src], key[move.dst])
+            else:  # k or a: the foundation itself, even where the card fits both of its suit's
+                await pilot.press(key[move.src], "k" if move.dst < 4 else "a")
             await wait_until(
                 pilot, lambda: app.model.state is not None and app.model.state.moves == 1
             )
