@@ -25,6 +25,7 @@ from protocol.notation import format_move
 from protocol.practice import PracticeGame
 
 from .model import PILE_KEYS
+from .strategy import Memory, choose_move
 from .text import plural
 
 HINT_LEVEL = "strong"
@@ -101,7 +102,8 @@ class Practice:
     saved: Path | None = None
     """Where the finished game's record was saved."""
     rng: random.Random = field(default_factory=lambda: random.Random(0))
-    _memory: object = None
+    _memory: Memory = field(default_factory=Memory)
+    """The hint's bot memory for this game (its plan, the positions it has met)."""
     _last_hint: tuple[GameState, Move | None] | None = None
     """The position last hinted and its hint: asking again there shows it again, uncounted."""
 
@@ -119,8 +121,6 @@ class Practice:
         self._forget()
 
     def _forget(self) -> None:
-        from .bot import Memory
-
         self._memory = Memory()
 
     @property
@@ -139,16 +139,12 @@ class Practice:
     def hint(self) -> Move | None:
         """The strong bot's move in the player's position (read as the player sees it), or
         None when no move helps: only undo or resigning are left.  Counted as a hint."""
-        from .bot import Memory, choose_move
-
         state = self.game.state
         if self.game.finished:
             return None
         if self._last_hint is not None and self._last_hint[0] is state:
             return self._last_hint[1]
-        memory = self._memory if isinstance(self._memory, Memory) else Memory()
-        self._memory = memory
-        move = choose_move(state, HINT_LEVEL, self.rng, memory)
+        move = choose_move(state, HINT_LEVEL, self.rng, self._memory)
         self.game.hinted()
         self._last_hint = (state, move)
         return move

@@ -3,9 +3,7 @@ and the practice screen driven by its keys (Textual's pilot)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,8 @@ from protocol.moves import DEAL, RESIGN, UNDO, IllegalMove, Kind, Move
 from protocol.notation import format_move
 from protocol.practice import PracticeGame
 from protocol.record import RecordError, ReplayError, load, replay
+
+from .test_client_app import wait_until
 
 SPIDER1 = GameConfig("spider", {"suits": 1})
 
@@ -151,15 +151,6 @@ def test_hint_keys_name_the_keys_that_play_the_move() -> None:
 # -- the screen -------------------------------------------------------------------------------
 
 
-async def wait_until(pilot: object, cond: Callable[[], bool], timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not cond():
-        if loop.time() > end:
-            raise AssertionError("timed out waiting")
-        await pilot.pause(0.05)  # type: ignore[attr-defined]
-
-
 def board_text(app: PracticeApp) -> str:
     return str(app.query_one("#board", Static).render())
 
@@ -175,7 +166,7 @@ async def test_practice_screen_hint_undo_resign_and_record(
         assert "Practice" in header and "Spider (1 suit) #1" in header and "0 hints" in header
         # h: a hint in the status line, its pile picked on the board
         await pilot.press("h")
-        await wait_until(pilot, lambda: app.model.status.startswith("Hint: "))
+        await wait_until(pilot, lambda: app.model.status.startswith("Hint: "), timeout=15)
         hint = app.model.status
         assert app.practice.game.hints == 1
         # asking again in the same position shows the same hint, not counted again

@@ -269,6 +269,46 @@ class Memory:
         return move
 
 
+def widening_search(
+    s: GameState,
+    value: Callable[[GameState], int],
+    moves: Callable[[GameState], list[Move]],
+    params: LevelParams,
+    rng: random.Random,
+    memory: Memory,
+    base: float,
+) -> tuple[list[Move] | None, Found]:
+    """The level's search, then each wider last resort in turn, until one finds a plan to a
+    position better than ``base``: ``(that plan or None, the last search's findings)``."""
+    level: LevelParams | None = params
+    while True:
+        assert level is not None
+        found = search(s, value, moves, level, rng, memory.seen)
+        memory.searches += 1
+        memory.searched += found.searched
+        if found.plan and found.value > base + 1e-9:
+            return found.plan, found
+        level = level.last_resort
+        if level is None:
+            return None, found
+
+
+def carry_on(
+    s: GameState, legal: list[Move], memory: Memory, rng: random.Random, base: float
+) -> tuple[bool, Move | None]:
+    """What every game does first: note the position, explore after a long time without
+    progress, or follow the plan found earlier.  ``(True, move)`` when that decides (``None``:
+    give up), ``(False, None)`` when the game's own strategy is to decide."""
+    memory.observe(s, s.board(), base)
+    if memory.idle > IDLE_LIMIT:
+        return True, explore(s, legal, memory, rng)  # long without progress: only new positions
+    if memory.plan:
+        if memory.plan[0] in legal:
+            return True, memory.follow(s, memory.plan)
+        memory.plan = []
+    return False, None
+
+
 def explore(s: GameState, legal: Sequence[Move], memory: Memory, rng: random.Random) -> Move | None:
     """Nothing looks better: a legal move to a position not met since the last card shown,
     deal or redeal (a new arrangement may open something up); None, to give up, only when

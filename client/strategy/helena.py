@@ -17,14 +17,14 @@ from protocol.game import GameState
 from protocol.moves import DEAL, REDEAL, Kind, Move
 
 from .common import (
-    IDLE_LIMIT,
     LevelParams,
     Memory,
     SolverParams,
     best_single,
+    carry_on,
     explore,
-    search,
     solver_plan,
+    widening_search,
 )
 
 HE_FOUNDATION = 100
@@ -115,15 +115,10 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
     """The next move in masked ``s`` (not won, with a legal move), or None to give up."""
     params = PARAMS[level]
     legal = s.legal_moves()
-    key = s.board()
     base = helena_value(s)
-    memory.observe(s, key, base)
-    if memory.idle > IDLE_LIMIT:
-        return explore(s, legal, memory, rng)  # long without progress: only new positions
-    if memory.plan:
-        if memory.plan[0] in legal:
-            return memory.follow(s, memory.plan)
-        memory.plan = []
+    decided, move = carry_on(s, legal, memory, rng, base)
+    if decided:
+        return move
 
     solver = SOLVER.get(level)
     if solver is not None:
@@ -136,19 +131,9 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
         if home:
             return best_single(s, home, helena_value, rng, params.noise)
 
-    found = search(s, helena_value, helena_moves, params, rng, memory.seen)
-    memory.searches += 1
-    memory.searched += found.searched
-    if found.plan and found.value > base + 1e-9:
-        return memory.follow(s, found.plan)
-    wider = params.last_resort
-    while wider is not None:
-        found = search(s, helena_value, helena_moves, wider, rng, memory.seen)
-        memory.searches += 1
-        memory.searched += found.searched
-        if found.plan and found.value > base + 1e-9:
-            return memory.follow(s, found.plan)
-        wider = wider.last_resort
+    plan, found = widening_search(s, helena_value, helena_moves, params, rng, memory, base)
+    if plan:
+        return memory.follow(s, plan)
 
     # Nothing helps: deal the stock, look at a card, redeal, or give up.
     if DEAL in legal:

@@ -16,14 +16,15 @@ from protocol.game import GameState
 from protocol.moves import DEAL, Kind, Move
 
 from .common import (
-    IDLE_LIMIT,
     LevelParams,
     Memory,
     SolverParams,
     best_single,
+    carry_on,
     explore,
     search,
     solver_plan,
+    widening_search,
 )
 
 SP_HIDDEN = 40
@@ -157,15 +158,10 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
     """The next move in masked ``s`` (not won, with a legal move), or None to give up."""
     params = PARAMS[level]
     legal = s.legal_moves()
-    key = s.board()
     base = spider_value(s)
-    memory.observe(s, key, base)
-    if memory.idle > IDLE_LIMIT:
-        return explore(s, legal, memory, rng)  # long without progress: only new positions
-    if memory.plan:
-        if memory.plan[0] in legal:
-            return memory.follow(s, memory.plan)
-        memory.plan = []
+    decided, move = carry_on(s, legal, memory, rng, base)
+    if decided:
+        return move
 
     home = [m for m in legal if m.kind == Kind.FOUNDATION]
     if home:  # a complete suit goes home
@@ -174,19 +170,9 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
     if memory.filling:
         return _fill(s, legal, memory, params, rng)
 
-    found = search(s, spider_value, spider_moves, params, rng, memory.seen)
-    memory.searches += 1
-    memory.searched += found.searched
-    if found.plan and found.value > base + 1e-9:
-        return memory.follow(s, found.plan)
-    wider = params.last_resort
-    while wider is not None:
-        found = search(s, spider_value, spider_moves, wider, rng, memory.seen)
-        memory.searches += 1
-        memory.searched += found.searched
-        if found.plan and found.value > base + 1e-9:
-            return memory.follow(s, found.plan)
-        wider = wider.last_resort
+    plan, found = widening_search(s, spider_value, spider_moves, params, rng, memory, base)
+    if plan:
+        return memory.follow(s, plan)
 
     # A key decision: nothing improves the position without showing a card.
     solver = SOLVER.get(level)
