@@ -12,8 +12,9 @@ network; ``choose_move`` masks hidden cards once more besides.  Deals are number
 ``first + deals - 1`` (PySolFC numbering), the same for every level.  Prints, for each game and
 level: games won, average score, average moves, thinking seconds per game, milliseconds per move,
 the longest single decision, and the time to finish a game: simulated, as it would be in a room at
-the level's own pace (moves x the level's mean pause between moves, plus the thinking time), in
-minutes, over every game and over the games won.
+the level's own pace (for each move, the longer of the level's mean pause and the bot's
+thinking, since a bot thinks during its pause), in minutes, over every game and over the games
+won.
 
 Games are played deal by deal (every game and level of deal 1, then of deal 2...), so a run
 stopped early still has the first deals of everything; with ``--log FILE`` each game is written
@@ -104,7 +105,7 @@ def print_table(
             moves = sum(r.moves for r in rs)
             secs = sum(r.seconds for r in rs)
             pace = PACE[lv].mean
-            finish = [r.moves * pace + r.seconds for r in rs]
+            finish = [r.paced or r.moves * pace + r.seconds for r in rs]
             wins = [f for f, r in zip(finish, rs, strict=True) if r.won]
             win_in = f"{sum(wins) / len(wins) / 60:>8.1f}" if wins else f"{'-':>8}"
             print(

@@ -348,6 +348,12 @@ def _config_for(seat: _Seat, board: BoardView) -> GameConfig:
     return GameConfig(board.game, dict(board.options), seat.room.settings.numbering)
 
 
+def _quiet(future: asyncio.Future[Any]) -> None:
+    """Retrieve a left-behind future's exception, so asyncio does not report it as lost."""
+    if not future.cancelled():
+        future.exception()
+
+
 async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
     """Play one race from ``board``.  Returns the RaceOver if it came during play, False to stop
     the bot (kicked), None when the seat's race is done and the results are still to come."""
@@ -362,6 +368,10 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
         # up), a kick, and whether any person still races (if none, the bot hurries)
         loop = asyncio.get_running_loop()
         end = loop.time() + seat.pacer.pause()
+        # the bot thinks during its pause, as a person does: a long search shows only when it
+        # takes longer than the pause (a thread keeps the connection's loop responsive)
+        thinking = asyncio.ensure_future(asyncio.to_thread(seat.player.choose, state))
+        thinking.add_done_callback(_quiet)  # left behind when the race ends meanwhile
         while True:
             if conn.events.empty():
                 left = end - loop.time()
@@ -387,9 +397,8 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
                 seat.pacer.hurry = people_done(seat.room, item.players)
                 if seat.pacer.hurry:
                     log.info("%s: every person has finished: hurrying", seat.name)
+        move = await thinking or RESIGN
         await seat.pacer.take()
-        # a search may take a good part of a second: keep the connection's loop responsive
-        move = await asyncio.to_thread(seat.player.choose, state) or RESIGN
         if resyncs > MAX_RESYNCS:
             move = RESIGN  # something is wrong with this board: give up rather than loop
         try:

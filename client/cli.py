@@ -11,14 +11,14 @@ from pathlib import Path
 
 from protocol.config import GAMES, ConfigError, GameConfig
 from protocol.deals import deal
-from protocol.game import state_class
+from protocol.game import GameState, state_class
 from protocol.messages import Settings
 from protocol.record import RecordError, ReplayError, load, replay
 
 from .net import DEFAULT_URL, URL_ENV
 from .safe import clean
 from .solve import add_solve_parser
-from .text import render_board
+from .text import plural, render_board
 
 
 def game_options(args: argparse.Namespace) -> dict[str, object]:
@@ -133,9 +133,18 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
             problems += 1
         rank = f"#{st.rank} " if st else ""
         print(
-            f"  {rank}{clean(player.name)}: {len(player.moves)} moves, score {state.score()}, {st.status if st else ''}: {'ok' if same_board and same_score else 'MISMATCH'}"
+            f"  {rank}{clean(player.name)}: {counted(state)}, score {state.score()}, {st.status if st else ''}: {'ok' if same_board and same_score else 'MISMATCH'}"
         )
     return 1 if problems else 0
+
+
+def counted(state: GameState) -> str:
+    """A replayed game's moves as the game counts them: "12 moves, 1 undo" (undos and a
+    resignation are in a record's list of moves, but are not moves)."""
+    out = plural(state.moves, "move")
+    if state.undos:
+        out += ", " + plural(state.undos, "undo")
+    return out
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -155,7 +164,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"{clean(args.file)}: {clean(exc)}", file=sys.stderr)
         return 1
     config = record.config()
-    title = f"{config.title} #{record.number} after {len(record.moves)} recorded moves"
+    title = f"{config.title} #{record.number} after {counted(state)}"
     print(render_board(state.view(), title))
     score2 = state.score2()
     print(

@@ -217,11 +217,10 @@ class RaceModel:
         self.reveal = e.reveal
         self._verify()
         self._hold_results()
-        winner = e.standings[0].name if e.standings else None
         why = {"time_up": "time is up", "all_done": "everyone has finished"}.get(
             e.reason, "the race was stopped"
         )
-        self.status = f"Race over: {why}." + (f" First: {winner}." if winner else "")
+        self.status = f"Race over: {why}." + top_line(e.standings)
 
     def _hold_results(self) -> None:
         room = self.room
@@ -355,6 +354,17 @@ class RaceModel:
         if room is None or room.state != "results":
             return []
         return [safe(m.name) for m in room.members if m.role == "player" and m.rematch]
+
+
+def top_line(standings: list[Standing] | None) -> str:
+    """Who came first, in words: " Won by X." when the first place won, " Best score: X (N)."
+    when nobody won (everyone resigned, got stuck or ran out of time), "" for no standings."""
+    if not standings:
+        return ""
+    top = standings[0]
+    if top.status == "won":
+        return f" Won by {top.name}."
+    return f" Nobody won; best score: {top.name} ({top.score})."
 
 
 def _names(room: RoomInfo) -> dict[int, str]:

@@ -438,10 +438,17 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         selected = sel == i and j == len(pile) - 1
         return card_text(pile[j], SELECTED if selected else "", card_w)
 
+    # Everything below is placed through put() and drawn row by row, left to right at the end:
+    # the side piles wrap into the free corners beside the bands.
+    later: list[tuple[int, int, Text, Target | None]] = []
+
+    def put(yy: int, xx: int, text: Text, target: Target | None = None) -> None:
+        later.append((yy, xx, text, target))
+
     # top band: piles 1-4 above the kings, top card at the bottom of the band
     for k, i in enumerate(range(0, 4)):
         x = mid_x + k * cell
-        grid.put(y, x, key_label(i), ("pile", i))
+        put(y, x, key_label(i), ("pile", i))
         pile = state.piles[i]
         n = min(len(pile), band)
         first = len(pile) - n
@@ -456,46 +463,66 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
             rows.append((Text("__".ljust(card_w), DIM), ("pile", i)))
         start = y + 1 + band - len(rows)
         for r, (text, target) in enumerate(rows):
-            grid.put(start + r, x, text, target)
+            put(start + r, x, text, target)
         for r in range(y + 1, y + 1 + band):
             grid.hits.append((r, x, x + cell, ("pile", i)))
     y += 1 + band
-    # the foundation rows, side piles beside them
+    # the foundation rows, side piles beside them.  Every card is dealt face up, so no card is
+    # folded away while there is room: the top cards lie on the foundation row, nearest the
+    # foundations, and the cards under them go on in rows further out, into the free corner
+    # beside the band (pile 12 and 5 upwards, 11 and 6 downwards)
+    left_room = side_w - card_w - 1
+    right_room = side_w - card_w - 1
+    per_row = max(1, min(left_room, right_room) // cell)
+    corner = band  # rows free beside a band
+
+    def side_rows(pile_len: int) -> list[range]:
+        """A side pile's card indexes, row by row from the foundation row outwards (top card
+        first); the last row's cards past what fits are folded into "+N"."""
+        rows: list[range] = []
+        top = pile_len
+        while top > 0 and len(rows) <= corner:
+            rows.append(range(top - 1, max(-1, top - 1 - per_row), -1))
+            top -= per_row
+        return rows
+
+    def draw_side(i: int, yy: int, step: int, left_side: bool) -> None:
+        pile = state.piles[i]
+        rows = side_rows(len(pile))
+        shown = sum(len(r) for r in rows)
+        for r, idx in enumerate(rows):
+            ry = yy + step * r
+            for k, j in enumerate(idx):
+                x = side_w - (k + 1) * cell if left_side else x0 + k * cell
+                put(ry, x, card(i, j), ("card", i, j))
+            if r == len(rows) - 1 and shown < len(pile):
+                more = Text(f"+{len(pile) - shown}", DIM)
+                x = side_w - (len(idx) + 1) * cell if left_side else x0 + len(idx) * cell
+                put(ry, x, more, ("pile", i))
+            if left_side:
+                grid.hits.append((ry, card_w + 1, side_w, ("pile", i)))
+            else:
+                grid.hits.append((ry, x0 - 1, x0 + right_room, ("pile", i)))
+        if not pile:
+            x = side_w - cell if left_side else x0
+            put(yy, x, Text("__".ljust(card_w), DIM), ("pile", i))
+
+    x0 = mid_x + 4 * cell + 1
     for row, (left, right, founds) in enumerate(((11, 4, range(0, 4)), (10, 5, range(4, 8)))):
         yy = y + row
+        step = -1 if row == 0 else 1
         # left pile: key at the far left, top card nearest the foundations
-        room = max(1, (side_w - 6) // cell)
-        pile = state.piles[left]
-        grid.put(yy, 0, key_label(left), ("pile", left))
-        shown = list(range(max(0, len(pile) - room), len(pile)))
-        x = side_w - len(shown) * cell
-        if len(shown) < len(pile):
-            more = Text(f"+{len(pile) - len(shown)}", DIM)
-            grid.put(yy, x - more.cell_len - 1, more, ("pile", left))
-        for j in shown:
-            grid.put(yy, x, card(left, j), ("card", left, j))
-            x += cell
-        if not pile:
-            grid.put(yy, side_w - cell, Text("__".ljust(card_w), DIM), ("pile", left))
+        put(yy, 0, key_label(left), ("pile", left))
+        draw_side(left, yy, step, True)
         grid.hits.append((yy, 0, side_w, ("pile", left)))
         # the foundations
         for k, f in enumerate(founds):
             fnd = state.foundations[f]
             text = card_text(fnd[-1], "", card_w) if fnd else Text("--".ljust(card_w), DIM)
-            grid.put(yy, mid_x + k * cell, text, ("foundation", f))
+            put(yy, mid_x + k * cell, text, ("foundation", f))
         # right pile: top card nearest the foundations, key at the far right
-        pile = state.piles[right]
-        x0 = mid_x + 4 * cell + 1
-        x = x0
-        shown = list(range(len(pile) - 1, max(-1, len(pile) - 1 - room), -1))
-        for j in shown:
-            grid.put(yy, x, card(right, j), ("card", right, j))
-            x += cell
-        if len(shown) < len(pile):
-            grid.put(yy, x, Text(f"+{len(pile) - len(shown)}", DIM), ("pile", right))
-        if not pile:
-            grid.put(yy, x, Text("__".ljust(card_w), DIM), ("pile", right))
-        grid.put(yy, x0 + side_w - 2, key_label(right), ("pile", right))
+        draw_side(right, yy, step, False)
+        put(yy, x0 + side_w - card_w, key_label(right), ("pile", right))
         grid.hits.append((yy, x0 - 1, x0 + side_w, ("pile", right)))
     y += 2
     # bottom band: piles 7-10 below the aces, right to left, top card at the top of the band
@@ -512,10 +539,12 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         if not pile:
             rows.append((Text("__".ljust(card_w), DIM), ("pile", i)))
         for r, (text, target) in enumerate(rows):
-            grid.put(y + r, x, text, target)
+            put(y + r, x, text, target)
         for r in range(y, y + band):
             grid.hits.append((r, x, x + cell, ("pile", i)))
-        grid.put(y + band, x, key_label(i), ("pile", i))
+        put(y + band, x, key_label(i), ("pile", i))
+    for yy, xx, text, target in sorted(later, key=lambda p: (p[0], p[1])):
+        grid.put(yy, xx, text, target)
 
 
 # -- the race panel -------------------------------------------------------------------------------

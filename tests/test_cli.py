@@ -108,6 +108,9 @@ def test_replay_accepts_an_engine_record(
     assert f"score: {rec.state.score()}  aisleriot score: {rec.state.score2()}" in out
     assert "won: no  stuck: no" in out
     assert "result: matches the record" in out
+    # the undo is in the record's list, but is not a move
+    assert f"#12345 after {rec.state.moves} moves, 1 undo" in out
+    assert rec.state.moves == len(json.loads(path.read_text())["moves"]) - 1
 
 
 def test_replay_rejects_a_tampered_move(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -182,6 +185,8 @@ async def test_replay_escapes_names_from_the_record(
         assert "\x1b" not in text and "\x07" not in text
     assert "\\x1b]0;pwned\\x07\\x1b[2JAnn" in out
     assert out.count(": ok") == 2
+    # Ann played four moves and resigned: the resignation is recorded, but is not a move
+    assert "Ann: 4 moves, score" in out
 
 
 def test_clean_escapes_controls_and_invisible_characters() -> None:

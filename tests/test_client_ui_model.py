@@ -336,6 +336,26 @@ def test_st_helena_is_laid_out_around_the_foundations() -> None:
     assert "deal 2 of 3" in text and "gathers piles 12..1, deals from pile 1" in text
 
 
+def test_st_helena_side_piles_show_every_card() -> None:
+    """Every card is face up in St. Helena: the side piles (5, 6, 11, 12) wrap into the corners
+    beside the bands instead of folding cards into "+N", at the board sizes of an 80x24, a
+    100x30 and a wide terminal, and a long pile still fits."""
+    for width, height in ((46, 21), (66, 27), (100, 40)):
+        model = RaceModel(name="me", phase="racing")
+        model.state = new_game(GameConfig("st-helena", {}), 4)
+        for _ in range(5):  # a side pile grows: pile 12 takes five more cards
+            model.state.piles[11].append(model.state.piles[11][0])
+        grid = render.board_grid(model, Keys(model), height, width)
+        assert all(line.cell_len <= width for line in grid.lines), width
+        drawn = {t[1:] for _, _, _, t in grid.hits if t[0] == "card"}
+        for i in (4, 5, 10, 11):
+            pile = model.state.piles[i]
+            assert {(i, j) for j in range(len(pile))} <= drawn, (width, i)
+        assert "+" not in "".join(
+            line.plain[: (width - 12) // 2] for line in grid.lines[2:]
+        )  # nothing folded on the left side
+
+
 def test_race_panel_is_a_clean_column() -> None:
     model = RaceModel(name="me", you=1, phase="racing")
     model.room = room([member(1, "me")], state="racing")
@@ -428,3 +448,27 @@ def test_results_of_a_certified_deal_show_its_par() -> None:
     text = render.results(model, 78).plain
     assert "Certified winnable: the solver won it in 150 moves (par)" in text
     assert "the best winner took 1 move" in text
+
+
+def test_race_over_names_a_winner_only_when_someone_won() -> None:
+    from protocol.messages import RaceOver, Reveal
+
+    reveal = Reveal(
+        game="spider", options={}, numbering="pysolfc", number="7", salt="00", commitment="00"
+    )
+
+    def over(standings: list[Standing]) -> str:
+        model = RaceModel(name="Ann", you=1, phase="racing")
+        model.room = room([member(1, "Ann"), member(2, "Bob")], state="racing")
+        model.apply(RaceOver(race_id="r1", reason="all_done", standings=standings, reveal=reveal))
+        return model.status
+
+    everyone_resigned = [
+        standing(1, 2, "Bob", "resigned", score=300),
+        standing(2, 1, "Ann", "resigned", score=120),
+    ]
+    assert over(everyone_resigned) == (
+        "Race over: everyone has finished. Nobody won; best score: Bob (300)."
+    )
+    won = [standing(1, 1, "Ann", "won", score=990), standing(2, 2, "Bob", "resigned")]
+    assert over(won) == "Race over: everyone has finished. Won by Ann."

@@ -114,8 +114,11 @@ def test_a_guessed_deal_does_not_depend_on_the_real_hidden_cards() -> None:
 def test_a_plan_stops_at_the_first_card_shown() -> None:
     state = new_game(GameConfig("spider", {"suits": 1}), 1)
     s = masked(state)
-    plan = reveal_prefix(s, [DEAL, DEAL])
+    plan, end = reveal_prefix(s, [DEAL, DEAL])
     assert plan == [DEAL]  # the deal shows ten cards: what follows cannot be planned
+    after = s.copy()
+    after.apply(DEAL)
+    assert end == after.board()
 
 
 def _late_spider_position() -> GameState:

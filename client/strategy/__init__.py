@@ -128,6 +128,9 @@ class GameResult:
     solves: int = 0
     longest: float = 0.0
     """The longest single decision, in seconds."""
+    paced: float = 0.0
+    """The time the game would take in a room at the level's average pace: the bot thinks
+    during its pause, so each move takes the longer of the two."""
 
 
 def play_offline(
@@ -147,6 +150,8 @@ def play_offline(
     limit = cap if cap is not None else MOVE_CAP.get(real.config.game, 1500) + 10
     thinking = 0.0
     longest = 0.0
+    paced = 0.0
+    pause = PACE[level].mean
     steps = 0
     while not real.over and steps < limit:
         t0 = time.perf_counter()
@@ -154,6 +159,7 @@ def play_offline(
         dt = time.perf_counter() - t0
         thinking += dt
         longest = max(longest, dt)
+        paced += max(pause, dt)
         change = real.apply(move)
         mirror = mine.apply(change.move)
         if [(p.pile, p.index) for p in mirror.shown] != [(p.pile, p.index) for p in change.shown]:
@@ -171,4 +177,5 @@ def play_offline(
         searches=player.memory.searches,
         solves=player.memory.solves,
         longest=longest,
+        paced=paced,
     )

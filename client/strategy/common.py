@@ -230,6 +230,8 @@ class Memory:
     """The mark (:attr:`shown_mark`) at which the solver last found nothing: not asked again
     until something is shown."""
     solver_failures: int = 0
+    studied: bool = False
+    """The solver has had its long look at a position with nothing hidden."""
 
     def observe(self, s: GameState, key: Any, v: float) -> None:
         mark = (sum(s.down), len(s.stock), sum(map(len, s.foundations)), s.redeals_left)
@@ -356,15 +358,29 @@ class SolverParams:
     """A safety limit per call, far above what ``nodes`` takes on a normal machine."""
     failures: int = 1_000_000
     """Calls that found nothing in one game after which the solver is not asked again."""
+    agree: int = 0
+    """Stop sampling once this many won guesses agree on where to go (0: solve every sample)."""
+    give_up: int = 0
+    """Stop sampling after this many guesses with no win at all (0: solve every sample)."""
+    study_nodes: int = 0
+    """The budget of the first call in a game on a position with nothing hidden (St. Helena's
+    deal, Louis once its stock is dealt): a good look at the whole deal, worth a few seconds.
+    0: ``nodes``, as for every call."""
+    weigh_deals: int = 0
+    """When the plans end in a deal (an arrangement made final under ten new cards), weigh up to
+    this many of the arrangements found against every guess instead of counting votes."""
+    weigh_nodes: int = 1500
+    """The solver's budget per guess when weighing an arrangement."""
 
 
 def hides_anything(s: GameState) -> bool:
     return bool(s.stock) or any(s.down)
 
 
-def reveal_prefix(s: GameState, moves: Sequence[Move]) -> list[Move]:
+def reveal_prefix(s: GameState, moves: Sequence[Move]) -> tuple[list[Move], Any]:
     """``moves`` up to and including the first that shows a card the seat does not know (all of
-    them when nothing is hidden), checked on a copy of masked ``s``; empty if one is illegal."""
+    them when nothing is hidden), checked on a copy of masked ``s``, and the position they lead
+    to (``board()``); ``([], None)`` if one is illegal."""
     t = s.copy()
     out: list[Move] = []
     hidden = hides_anything(s)
@@ -372,11 +388,11 @@ def reveal_prefix(s: GameState, moves: Sequence[Move]) -> list[Move]:
         try:
             change = t.apply(m)
         except ValueError:
-            return []
+            return [], None
         out.append(m)
         if hidden and (change.turned or change.dealt):
             break
-    return out
+    return out, t.board()
 
 
 def solver_plan(
@@ -385,34 +401,85 @@ def solver_plan(
     """A plan from the full-information solver run on guessed deals of masked ``s``.
 
     Each sample deals the unseen cards at random (:func:`determinize`) and asks the solver for a
-    win; the plans are cut at the first move that shows a card, and the first move that most
-    samples' wins start with is chosen (its shortest plan).  None when no sample was won, or
-    when the solver found nothing here before (nothing shown since) or too often this game.
+    win; the plans are cut at the first move that shows a card, and the won samples vote for
+    the position their plan leads to (which card it shows, after which arrangement): the most
+    voted one is chosen, by its shortest plan.  Sampling stops early once ``params.agree``
+    votes agree, or after ``params.give_up`` samples without a win.  None when no sample was
+    won, or when the solver found nothing here before (nothing shown since) or too often this
+    game.
     """
     from protocol.solver import solve
 
-    if memory.hopeless == memory.shown_mark or memory.solver_failures >= params.failures:
+    hidden = hides_anything(s)
+    study = not hidden and params.study_nodes > 0 and not memory.studied
+    if not study and (
+        memory.hopeless == memory.shown_mark or memory.solver_failures >= params.failures
+    ):
         return None
-    samples = params.samples if hides_anything(s) else 1
-    votes: Counter[Move] = Counter()
-    plans: dict[Move, list[Move]] = {}
-    for _ in range(samples):
+    samples = params.samples if hidden else 1
+    nodes = params.nodes
+    if study:
+        memory.studied = True
+        nodes = params.study_nodes
+    votes: Counter[Any] = Counter()
+    plans: dict[Any, list[Move]] = {}
+    guesses: list[GameState] = []
+    for n in range(samples):
+        if params.give_up and n >= params.give_up and not votes:
+            break
         guess = determinize(s, rng)
-        result = solve(guess, nodes=params.nodes, seconds=params.seconds)
+        guesses.append(guess)
+        result = solve(guess, nodes=nodes, seconds=params.seconds)
         memory.solves += 1
         if not result.solved or not result.engine_moves:
             continue
-        plan = reveal_prefix(s, result.engine_moves)
+        plan, end = reveal_prefix(s, result.engine_moves)
         if not plan:
             continue
-        first = plan[0]
-        votes[first] += 1
-        if first not in plans or len(plan) < len(plans[first]):
-            plans[first] = plan
+        votes[end] += 1
+        if end not in plans or len(plan) < len(plans[end]):
+            plans[end] = plan
+        if (
+            params.agree
+            and votes[end] >= params.agree
+            and not (params.weigh_deals and plan[-1].kind == Kind.DEAL)
+        ):
+            break
     if not votes:
         memory.hopeless = memory.shown_mark
         memory.solver_failures += 1
         return None
+    if params.weigh_deals and len(votes) > 1:
+        deals = [k for k, _ in votes.most_common() if plans[k][-1].kind == Kind.DEAL]
+        if len(deals) > 1:
+            return _weigh(deals[: params.weigh_deals], plans, guesses, params, memory)
     top = max(votes.values())
-    first = next(m for m in plans if votes[m] == top)  # the earliest sample's among the best
-    return plans[first]
+    end = next(k for k in plans if votes[k] == top)  # the earliest sample's among the best
+    return plans[end]
+
+
+def _weigh(
+    ends: list[Any],
+    plans: dict[Any, list[Move]],
+    guesses: list[GameState],
+    params: SolverParams,
+    memory: Memory,
+) -> list[Move]:
+    """The plan, among those leading to ``ends``, after which the most guesses are won."""
+    from protocol.solver import solve
+
+    best: list[Move] = plans[ends[0]]
+    best_wins = -1
+    for end in ends:
+        plan = plans[end]
+        wins = 0
+        for guess in guesses:
+            t = guess.copy()
+            for m in plan:
+                t.apply(m)
+            result = solve(t, nodes=params.weigh_nodes, seconds=params.seconds)
+            memory.solves += 1
+            wins += result.solved
+        if wins > best_wins:
+            best, best_wins = plan, wins
+    return best

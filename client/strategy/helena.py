@@ -106,9 +106,13 @@ PARAMS = {
 }
 """Every card on the table is known, and a deeper search pays."""
 
-SOLVER = {"strong": SolverParams(samples=1, nodes=3000, failures=3)}
-"""The levels that ask the solver for a win (St. Helena with build by suit is rarely solved:
-after a few calls that find nothing, a game stops asking)."""
+SOLVER = {
+    "strong": SolverParams(samples=1, nodes=3000, failures=3, study_nodes=30000, seconds=20.0)
+}
+"""The levels that ask the solver for a win: a long look (30,000 states, a few seconds) the
+first time nothing is hidden (St. Helena's deal, Louis once its stock is dealt), a short one
+after that.  St. Helena and Louis with build by suit are rarely solved: after a few calls that
+find nothing, a game stops asking."""
 
 
 def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move | None:

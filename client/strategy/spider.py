@@ -149,6 +149,16 @@ positions that only look better); a wide one when the short one finds nothing do
 SOLVER = {"strong": SolverParams(samples=1, nodes=2000)}
 """The levels that ask the solver about guessed deals at key decisions."""
 
+ENDGAME = {
+    "strong": (
+        10,
+        SolverParams(samples=6, nodes=3000, agree=3, give_up=3, weigh_deals=4, weigh_nodes=1500),
+    )
+}
+"""The levels that, once the stock is down to its last deal (at most this many cards), ask the
+solver first at every decision, on several guessed deals: a late mistake cannot be mended by
+a deal to come, and the positions are small enough to solve in a few thousand states."""
+
 REVEAL_SLACK = {"strong": 60}
 """The levels that, before a deal, turn a card even when it costs this much of the position's value
 (a normal bot deals as soon as nothing improves the position)."""
@@ -169,6 +179,12 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
 
     if memory.filling:
         return _fill(s, legal, memory, params, rng)
+
+    endgame = ENDGAME.get(level)
+    if endgame is not None and len(s.stock) <= endgame[0]:
+        plan = solver_plan(s, rng, memory, endgame[1])
+        if plan:
+            return memory.follow(s, plan)
 
     plan, found = widening_search(s, spider_value, spider_moves, params, rng, memory, base)
     if plan:
