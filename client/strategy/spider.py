@@ -158,6 +158,9 @@ ENDGAME = {
 """The levels that, once the stock is down to its last deal (at most this many cards), ask the
 solver first at every decision, on several guessed deals: a late mistake cannot be mended by
 a deal to come, and the positions are small enough to solve in a few thousand states."""
+ENDGAME_SUITS = (1, 4)
+"""The games where it does: with 2 suits, measured on deals 1 to 16, it won 5 where the look-ahead
+alone had won 61 of 100 (normal: 9 of 16), so 2-suit Spider keeps the look-ahead."""
 
 REVEAL_SLACK = {"strong": 60}
 """The levels that, before a deal, turn a card even when it costs this much of the position's value
@@ -181,7 +184,11 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
         return _fill(s, legal, memory, params, rng)
 
     endgame = ENDGAME.get(level)
-    if endgame is not None and len(s.stock) <= endgame[0]:
+    if (
+        endgame is not None
+        and len(s.stock) <= endgame[0]
+        and s.config.options.get("suits", 4) in ENDGAME_SUITS
+    ):
         plan = solver_plan(s, rng, memory, endgame[1])
         if plan:
             return memory.follow(s, plan)
