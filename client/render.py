@@ -471,9 +471,8 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     # folded away while there is room: the top cards lie on the foundation row, nearest the
     # foundations, and the cards under them go on in rows further out, into the free corner
     # beside the band (pile 12 and 5 upwards, 11 and 6 downwards)
-    left_room = side_w - card_w - 1
-    right_room = side_w - card_w - 1
-    per_row = max(1, min(left_room, right_room) // cell)
+    room = side_w - card_w - 1  # beside the foundations, the pile's key label apart
+    per_row = max(1, room // cell)
     corner = band  # rows free beside a band
 
     def side_rows(pile_len: int) -> list[range]:
@@ -502,7 +501,7 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
             if left_side:
                 grid.hits.append((ry, card_w + 1, side_w, ("pile", i)))
             else:
-                grid.hits.append((ry, x0 - 1, x0 + right_room, ("pile", i)))
+                grid.hits.append((ry, x0 - 1, x0 + room, ("pile", i)))
         if not pile:
             x = side_w - cell if left_side else x0
             put(yy, x, Text("__".ljust(card_w), DIM), ("pile", i))

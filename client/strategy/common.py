@@ -61,6 +61,12 @@ class LevelParams:
     """A wider search before a deal, a redeal or giving up, when the usual one found nothing."""
 
 
+EASY = LevelParams(budget=200, depth=1, noise=12.0)
+"""Easy in every game: one move ahead, the position's value blurred with noise."""
+NORMAL = LevelParams(budget=120, depth=4, noise=0.0, last_resort=LevelParams(400, 6, 0.0))
+"""Normal in every game: a short look-ahead, a wider one before a deal, a redeal or giving up."""
+
+
 def check_level(level: str) -> str:
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}: choose one of {', '.join(LEVELS)}")
@@ -428,7 +434,8 @@ def solver_plan(
         if params.give_up and n >= params.give_up and not votes:
             break
         guess = determinize(s, rng)
-        guesses.append(guess)
+        if params.weigh_deals:
+            guesses.append(guess)
         result = solve(guess, nodes=nodes, seconds=params.seconds)
         memory.solves += 1
         if not result.solved or not result.engine_moves:

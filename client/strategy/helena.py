@@ -17,6 +17,8 @@ from protocol.game import GameState
 from protocol.moves import DEAL, REDEAL, Kind, Move
 
 from .common import (
+    EASY,
+    NORMAL,
     LevelParams,
     Memory,
     SolverParams,
@@ -95,8 +97,8 @@ def helena_moves(s: GameState) -> list[Move]:
 
 
 PARAMS = {
-    "easy": LevelParams(budget=200, depth=1, noise=12.0),
-    "normal": LevelParams(budget=120, depth=4, noise=0.0, last_resort=LevelParams(400, 6, 0.0)),
+    "easy": EASY,
+    "normal": NORMAL,
     "strong": LevelParams(
         budget=8000,
         depth=30,
