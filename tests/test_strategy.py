@@ -215,3 +215,85 @@ def test_strong_studies_a_st_helena_deal_and_wins_it() -> None:
     assert first is not None and len(memory.plan) > 100  # the whole winning line
     result = play_offline(new_game(config, 6), "strong", random.Random(6))
     assert result.won
+
+
+def _one_suit_near_a_stuck_end(stock: bool) -> GameState:
+    """1 suit: a complete king-to-ace run and three lone cards on the table, six suits home, and
+    (if ``stock``) the last ten cards in the stock.  Sending the run home would leave three
+    cards for ten piles: no deal could ever be made again."""
+    config = GameConfig("spider", {"suits": 1})
+    s = new_game(config, 1)
+    suit = sorted(set(deck(config)))  # one suit's thirteen cards, ace first
+    assert len(suit) == 13
+    lone = [suit[4], suit[5], suit[6]]
+    rest = [c for c in suit if c not in lone]
+    s.piles = [list(reversed(suit)), *([c] for c in lone), *([] for _ in range(6))]
+    s.down = [0] * 10
+    s.foundations = [list(reversed(suit)) for _ in range(6)] + [[], []]
+    s.stock = rest if stock else []
+    if stock:
+        assert sorted(s.all_cards()) == list(deck(config))  # the two decks, every card once
+    return s
+
+
+def test_a_suit_stays_on_the_table_while_the_deals_need_its_cards() -> None:
+    """A suit home too early can leave fewer cards on the table than piles to fill for a deal
+    (1-suit deal 50 was lost that way, with three deals left and every card face up)."""
+    state = _one_suit_near_a_stuck_end(stock=True)
+    home = [m for m in state.legal_moves() if m.kind == Kind.FOUNDATION]
+    assert home
+    stuck = state.copy()
+    stuck.apply(home[0])
+    # what the suit home would do: three cards for ten piles, so no deal, now or ever
+    assert DEAL not in stuck.legal_moves() and sum(map(len, stuck.piles)) < 10
+    for level in bot.LEVELS:
+        s = state.copy()
+        player = Player(level, random.Random(2))
+        for _ in range(40):
+            move = player.choose(s)
+            assert move is not None, level
+            assert move.kind != Kind.FOUNDATION, level
+            if s.apply(move).dealt:
+                break
+        else:
+            pytest.fail(f"{level} did not deal")
+    # with nothing left to deal, the suit goes home at once
+    done = _one_suit_near_a_stuck_end(stock=False)
+    move = choose_move(done, "strong", random.Random(2), Memory())
+    assert move is not None and move.kind == Kind.FOUNDATION
+
+
+def test_strong_weighs_the_ways_to_show_a_card_after_the_last_deal() -> None:
+    """1-suit deal 13 after the last deal, as strong reached it: the quickest way to show a card
+    (pile 7's lone jack to the empty pile 9) wins most guessed deals but loses this one, as it
+    does many others; moving pile 2's four cards first shows the same card and keeps the empty
+    pile.  Counting the guesses' votes chose the jack (with seeds 0 and 1); weighing each way
+    against every guess and six more does not."""
+    from protocol.cards import parse
+    from protocol.solver import solve
+
+    config = GameConfig("spider", {"suits": 1})
+    rows = [
+        "4C 3C 2C AC",
+        "QC 4C AC QC JC TC 9C 8C 7C 6C 5C JC TC 9C 8C 7C",
+        "QC 7C 4C 4C KC QC KC",
+        "AC",
+        "8C 7C 6C 5C 3C 2C AC",
+        "2C 2C 5C 5C 3C KC 3C 2C AC",
+        "8C 3C 9C JC",
+        "JC TC 9C 8C 7C 6C",
+        "",
+        "9C 4C TC KC 6C 6C 5C KC QC JC TC",
+    ]
+    real = new_game(config, 13)
+    real.piles = [[parse(c) for c in row.split()] for row in rows]
+    real.down = [0, 2, 4, 0, 0, 4, 3, 0, 0, 3]
+    real.stock = []
+    real.foundations = [list(range(12, -1, -1)) for _ in range(3)] + [[] for _ in range(5)]
+    assert solve(real.copy(), nodes=20000).solved
+    for seed in range(2):
+        move = choose_move(real, "strong", random.Random(seed), Memory())
+        assert move is not None
+        after = real.copy()
+        after.apply(move)
+        assert solve(after, nodes=20000).solved, (seed, move)

@@ -238,6 +238,8 @@ class Memory:
     solver_failures: int = 0
     studied: bool = False
     """The solver has had its long look at a position with nothing hidden."""
+    dug: Any = None
+    """The mark (:attr:`shown_mark`) at which the deep search for a card to show last ran."""
 
     def observe(self, s: GameState, key: Any, v: float) -> None:
         mark = (sum(s.down), len(s.stock), sum(map(len, s.foundations)), s.redeals_left)
@@ -372,9 +374,16 @@ class SolverParams:
     """The budget of the first call in a game on a position with nothing hidden (St. Helena's
     deal, Louis once its stock is dealt): a good look at the whole deal, worth a few seconds.
     0: ``nodes``, as for every call."""
-    weigh_deals: int = 0
-    """When the plans end in a deal (an arrangement made final under ten new cards), weigh up to
-    this many of the arrangements found against every guess instead of counting votes."""
+    weigh_ends: int = 0
+    """When the won guesses' plans lead to different ends, weigh up to this many of them (the
+    most voted first) against every guess instead of counting votes: each plan is played on
+    each guess and the solver asked for a win after it.  Only ends reached by a deal (an
+    arrangement made final under ten new cards) unless ``weigh_any``.  0: votes decide."""
+    weigh_any: bool = False
+    """Weigh the ends whatever the plans end in (a card turned too), not only a deal; sampling
+    then never stops early on agreement, so that other ends can be found."""
+    weigh_fresh: int = 0
+    """More guesses, drawn for the weighing alone, besides those the plans were found on."""
     weigh_nodes: int = 1500
     """The solver's budget per guess when weighing an arrangement."""
 
@@ -434,7 +443,7 @@ def solver_plan(
         if params.give_up and n >= params.give_up and not votes:
             break
         guess = determinize(s, rng)
-        if params.weigh_deals:
+        if params.weigh_ends:
             guesses.append(guess)
         result = solve(guess, nodes=nodes, seconds=params.seconds)
         memory.solves += 1
@@ -449,17 +458,20 @@ def solver_plan(
         if (
             params.agree
             and votes[end] >= params.agree
-            and not (params.weigh_deals and plan[-1].kind == Kind.DEAL)
+            and not (params.weigh_ends and (params.weigh_any or plan[-1].kind == Kind.DEAL))
         ):
             break
     if not votes:
         memory.hopeless = memory.shown_mark
         memory.solver_failures += 1
         return None
-    if params.weigh_deals and len(votes) > 1:
-        deals = [k for k, _ in votes.most_common() if plans[k][-1].kind == Kind.DEAL]
+    if params.weigh_ends and len(votes) > 1:
+        deals = [
+            k for k, _ in votes.most_common() if params.weigh_any or plans[k][-1].kind == Kind.DEAL
+        ]
         if len(deals) > 1:
-            return _weigh(deals[: params.weigh_deals], plans, guesses, params, memory)
+            guesses += [determinize(s, rng) for _ in range(params.weigh_fresh)]
+            return _weigh(deals[: params.weigh_ends], plans, guesses, params, memory)
     top = max(votes.values())
     end = next(k for k in plans if votes[k] == top)  # the earliest sample's among the best
     return plans[end]

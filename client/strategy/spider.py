@@ -108,16 +108,28 @@ def spider_value(s: GameState) -> int:
     return v
 
 
+TABLE_MIN = 10
+"""Cards to keep on the table while the stock lasts: a deal needs a card on every pile."""
+
+
+def may_go_home(s: GameState) -> bool:
+    """Whether a complete suit may go home: not when it would leave too few cards on the table
+    to fill every pile for the deals still to come (the game would be stuck)."""
+    return not s.stock or sum(map(len, s.piles)) - 13 >= TABLE_MIN
+
+
 def spider_moves(s: GameState) -> list[Move]:
     """The legal moves worth considering (deals apart): no run split onto another pile, no whole
-    pile moved to an empty one, and only the first empty pile as a target."""
+    pile moved to an empty one, only the first empty pile as a target, and no suit home that
+    would leave too few cards to deal (:func:`may_go_home`)."""
     out: list[Move] = []
     piles = s.piles
     down = s.down
     first_empty = next((i for i, p in enumerate(piles) if not p), -1)
+    home = may_go_home(s)
     for m in s.legal_moves():
         if m.kind != Kind.TABLEAU:
-            if m.kind == Kind.FOUNDATION:
+            if m.kind == Kind.FOUNDATION and home:
                 out.append(m)
             continue
         src = piles[m.src]
@@ -152,17 +164,35 @@ SOLVER = {"strong": SolverParams(samples=1, nodes=2000)}
 """The levels that ask the solver about guessed deals at key decisions."""
 
 ENDGAME = {
-    "strong": (
+    ("strong", 1): (
         10,
-        SolverParams(samples=6, nodes=3000, agree=3, give_up=3, weigh_deals=4, weigh_nodes=1500),
-    )
+        SolverParams(
+            samples=6,
+            nodes=3000,
+            give_up=3,
+            weigh_ends=4,
+            weigh_any=True,
+            weigh_nodes=1500,
+            weigh_fresh=6,
+        ),
+    ),
+    ("strong", 4): (
+        10,
+        SolverParams(samples=6, nodes=3000, agree=3, give_up=3, weigh_ends=4, weigh_nodes=1500),
+    ),
 }
-"""The levels that, once the stock is down to its last deal (at most this many cards), ask the
-solver first at every decision, on several guessed deals: a late mistake cannot be mended by
-a deal to come, and the positions are small enough to solve in a few thousand states."""
-ENDGAME_SUITS = (1, 4)
-"""The games where it does.  With 2 suits, on deals 1 to 16, strong won 5 with it (normal won 9;
-strong without it had won 61 of deals 1 to 100), so 2-suit Spider keeps the look-ahead alone."""
+"""The levels and games (number of suits) that, once the stock is down to its last deal (at most
+this many cards), ask the solver first at every decision, on several guessed deals: a late
+mistake cannot be mended by a deal to come, and the positions are small enough to solve in a few
+thousand states.
+
+1 suit weighs every decision: the plans the guesses found (up to four different ends) are each
+tried on those guesses and six more, and the one most guesses win is played.  Counting votes
+instead lost games where most guesses were won by the quickest way to see a card (a lone card
+to the last empty pile), a way that loses on many deals where a slower one wins.  4 suits weighs
+only the arrangements made final under the last deal.  2 suits keeps the look-ahead alone: on
+deals 1 to 16, strong won 5 with the sampling (normal won 9; strong without it had won 61 of
+deals 1 to 100)."""
 
 REVEAL_SLACK = {"strong": 60}
 """The levels that, before a deal, turn a card even when it costs this much of the position's value
@@ -178,19 +208,15 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
     if decided:
         return move
 
-    home = [m for m in legal if m.kind == Kind.FOUNDATION]
+    home = [m for m in legal if m.kind == Kind.FOUNDATION] if may_go_home(s) else []
     if home:  # a complete suit goes home
         return best_single(s, home, spider_value, rng, params.noise)
 
     if memory.filling:
         return _fill(s, legal, memory, params, rng)
 
-    endgame = ENDGAME.get(level)
-    if (
-        endgame is not None
-        and len(s.stock) <= endgame[0]
-        and s.config.options.get("suits", 4) in ENDGAME_SUITS
-    ):
+    endgame = ENDGAME.get((level, s.config.options.get("suits", 4)))
+    if endgame is not None and len(s.stock) <= endgame[0]:
         plan = solver_plan(s, rng, memory, endgame[1])
         if plan:
             return memory.follow(s, plan)
@@ -219,7 +245,24 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
         return _fill(s, legal, memory, params, rng)
     if found.reveal:  # worse by the numbers, but a card to see is a new chance
         return memory.follow(s, found.reveal)
+    if memory.dug != memory.shown_mark:
+        # Before wandering: a long search over every move for a way to show a card.
+        memory.dug = memory.shown_mark
+        deep = search(s, spider_value, _every_move, DIG, rng, memory.seen)
+        memory.searched += deep.searched
+        if deep.reveal:
+            return memory.follow(s, deep.reveal)
     return explore(s, legal, memory, rng)
+
+
+DIG = LevelParams(budget=30000, depth=60, noise=0.0)
+"""The long search for a card to show, once per card shown, when nothing else found one."""
+
+
+def _every_move(s: GameState) -> list[Move]:
+    """Every legal move but a deal (the long search for a card to show)."""
+    home = may_go_home(s)
+    return [m for m in s.legal_moves() if m != DEAL and (home or m.kind != Kind.FOUNDATION)]
 
 
 def _fill(
