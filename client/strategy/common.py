@@ -238,8 +238,6 @@ class Memory:
     solver_failures: int = 0
     studied: bool = False
     """The solver has had its long look at a position with nothing hidden."""
-    dug: Any = None
-    """The mark (:attr:`shown_mark`) at which the deep search for a card to show last ran."""
 
     def observe(self, s: GameState, key: Any, v: float) -> None:
         mark = (sum(s.down), len(s.stock), sum(map(len, s.foundations)), s.redeals_left)

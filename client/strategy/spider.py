@@ -245,24 +245,7 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
         return _fill(s, legal, memory, params, rng)
     if found.reveal:  # worse by the numbers, but a card to see is a new chance
         return memory.follow(s, found.reveal)
-    if memory.dug != memory.shown_mark:
-        # Before wandering: a long search over every move for a way to show a card.
-        memory.dug = memory.shown_mark
-        deep = search(s, spider_value, _every_move, DIG, rng, memory.seen)
-        memory.searched += deep.searched
-        if deep.reveal:
-            return memory.follow(s, deep.reveal)
     return explore(s, legal, memory, rng)
-
-
-DIG = LevelParams(budget=30000, depth=60, noise=0.0)
-"""The long search for a card to show, once per card shown, when nothing else found one."""
-
-
-def _every_move(s: GameState) -> list[Move]:
-    """Every legal move but a deal (the long search for a card to show)."""
-    home = may_go_home(s)
-    return [m for m in s.legal_moves() if m != DEAL and (home or m.kind != Kind.FOUNDATION)]
 
 
 def _fill(
