@@ -464,12 +464,12 @@ def solver_plan(
         memory.solver_failures += 1
         return None
     if params.weigh_ends and len(votes) > 1:
-        deals = [
+        ends = [
             k for k, _ in votes.most_common() if params.weigh_any or plans[k][-1].kind == Kind.DEAL
         ]
-        if len(deals) > 1:
+        if len(ends) > 1:
             guesses += [determinize(s, rng) for _ in range(params.weigh_fresh)]
-            return _weigh(deals[: params.weigh_ends], plans, guesses, params, memory)
+            return _weigh(ends[: params.weigh_ends], plans, guesses, params, memory)
     top = max(votes.values())
     end = next(k for k in plans if votes[k] == top)  # the earliest sample's among the best
     return plans[end]

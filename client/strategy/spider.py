@@ -14,6 +14,7 @@ import random
 
 from protocol.game import GameState
 from protocol.moves import DEAL, Kind, Move
+from protocol.spider import SUIT_LENGTH
 
 from .common import (
     EASY,
@@ -115,7 +116,7 @@ TABLE_MIN = 10
 def may_go_home(s: GameState) -> bool:
     """Whether a complete suit may go home: not when it would leave too few cards on the table
     to fill every pile for the deals still to come (the game would be stuck)."""
-    return not s.stock or sum(map(len, s.piles)) - 13 >= TABLE_MIN
+    return not s.stock or sum(map(len, s.piles)) - SUIT_LENGTH >= TABLE_MIN
 
 
 def spider_moves(s: GameState) -> list[Move]:
