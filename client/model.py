@@ -38,6 +38,7 @@ from protocol.messages import (
 )
 from protocol.moves import IllegalMove, Kind, Move, Placed
 from protocol.notation import format_move
+from protocol.spider import home_keeps_deals
 
 from .text import ordinal, plural, safe
 
@@ -606,8 +607,10 @@ class Keys:
 
 
 def auto_home(state: GameState) -> Move | None:
-    """Spider: a complete K..A run on top of a pile, to send home (optional auto-removal)."""
-    if state.config.game != SPIDER or state.resigned or state.won:
+    """Spider: a complete K..A run on top of a pile, to send home (optional auto-removal); not
+    when it would leave too few cards on the table for the deals to come (the player can still
+    send it home with ``f``)."""
+    if state.config.game != SPIDER or state.resigned or state.won or not home_keeps_deals(state):
         return None
     for m in state.legal_moves():
         if m.kind == Kind.FOUNDATION:

@@ -27,6 +27,14 @@ def run_length(pile: list[Card], up: int) -> int:
     return n
 
 
+def home_keeps_deals(state: GameState) -> bool:
+    """Whether a complete suit can go home and leave enough cards on the table for the deals
+    still to come: a deal needs a card on every pile, so with the stock not empty fewer than
+    :data:`PILES` cards left on the table would end the game there.  Sending it home is legal
+    either way; a player (or the automatic sending home) should not."""
+    return not state.stock or sum(map(len, state.piles)) - SUIT_LENGTH >= PILES
+
+
 def _a_rank(rank: int) -> str:
     """``an 8``, ``a 9``, ``a jack``: the card a pile takes, for messages."""
     name = cards.RANK_NAMES[rank - 1]

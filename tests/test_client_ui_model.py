@@ -472,3 +472,21 @@ def test_race_over_names_a_winner_only_when_someone_won() -> None:
     )
     won = [standing(1, 1, "Ann", "won", score=990), standing(2, 2, "Bob", "resigned")]
     assert over(won) == "Race over: everyone has finished. Won by Ann."
+
+
+def test_auto_home_keeps_the_cards_the_deals_need() -> None:
+    """Sending a complete suit home automatically is skipped when it would leave fewer cards on
+    the table than piles, with deals to come: the player would be stuck for good (and an undo
+    would only send it home again).  With the stock empty it goes home at once."""
+    from client.model import auto_home
+
+    from .test_strategy import _one_suit_near_a_stuck_end
+
+    trapped = _one_suit_near_a_stuck_end(stock=True)
+    assert any(m.kind == Kind.FOUNDATION for m in trapped.legal_moves())  # legal, not wise
+    assert auto_home(trapped) is None
+    done = _one_suit_near_a_stuck_end(stock=False)
+    move = auto_home(done)
+    assert move is not None and move.kind == Kind.FOUNDATION
+    # an ordinary start: nothing complete, nothing sent
+    assert auto_home(new_game(GameConfig("spider", {"suits": 1}), 1)) is None

@@ -14,7 +14,7 @@ import random
 
 from protocol.game import GameState
 from protocol.moves import DEAL, Kind, Move
-from protocol.spider import SUIT_LENGTH
+from protocol.spider import home_keeps_deals
 
 from .common import (
     EASY,
@@ -109,25 +109,15 @@ def spider_value(s: GameState) -> int:
     return v
 
 
-TABLE_MIN = 10
-"""Cards to keep on the table while the stock lasts: a deal needs a card on every pile."""
-
-
-def may_go_home(s: GameState) -> bool:
-    """Whether a complete suit may go home: not when it would leave too few cards on the table
-    to fill every pile for the deals still to come (the game would be stuck)."""
-    return not s.stock or sum(map(len, s.piles)) - SUIT_LENGTH >= TABLE_MIN
-
-
 def spider_moves(s: GameState) -> list[Move]:
     """The legal moves worth considering (deals apart): no run split onto another pile, no whole
     pile moved to an empty one, only the first empty pile as a target, and no suit home that
-    would leave too few cards to deal (:func:`may_go_home`)."""
+    would leave too few cards to deal (:func:`protocol.spider.home_keeps_deals`)."""
     out: list[Move] = []
     piles = s.piles
     down = s.down
     first_empty = next((i for i, p in enumerate(piles) if not p), -1)
-    home = may_go_home(s)
+    home = home_keeps_deals(s)
     for m in s.legal_moves():
         if m.kind != Kind.TABLEAU:
             if m.kind == Kind.FOUNDATION and home:
@@ -209,7 +199,7 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
     if decided:
         return move
 
-    home = [m for m in legal if m.kind == Kind.FOUNDATION] if may_go_home(s) else []
+    home = [m for m in legal if m.kind == Kind.FOUNDATION] if home_keeps_deals(s) else []
     if home:  # a complete suit goes home
         return best_single(s, home, spider_value, rng, params.noise)
 
