@@ -386,7 +386,9 @@ def room_changes(old: RoomInfo, new: RoomInfo, you: int | None) -> list[str]:
             out.append(f"{name} joined" + (" to watch" if m.role == "spectator" else ""))
             continue
         if was.connected and not m.connected:
-            out.append(f"{name} lost connection")
+            # a dropped line and a quit during a race look alike to the server: both keep the
+            # seat for a while, so the message says only what is known
+            out.append(f"{name} is away (seat kept for a while)")
         elif not was.connected and m.connected:
             out.append(f"{name} is back")
         if m.rematch and not was.rematch:

@@ -118,7 +118,7 @@ def test_room_changes_say_who_came_and_went() -> None:
         ]
     )
     assert room_changes(old, new, you=1) == [
-        "Bob lost connection",
+        "Bob is away (seat kept for a while)",
         "Dee joined",
         "Eve joined to watch",
         "Cy left",
