@@ -29,9 +29,11 @@ def run_length(pile: list[Card], up: int) -> int:
 
 def home_keeps_deals(state: GameState) -> bool:
     """Whether a complete suit can go home and leave enough cards on the table for the deals
-    still to come: a deal needs a card on every pile, so with the stock not empty fewer than
-    :data:`PILES` cards left on the table would end the game there.  Sending it home is legal
-    either way; a player (or the automatic sending home) should not."""
+    still to come.  A standard deal needs a card on every pile, so with the stock not empty
+    fewer than :data:`PILES` cards left on the table end the game there; xpat2's relaxed deals
+    may go onto empty piles, but only when every other pile is in sequence, which the few cards
+    left may never be.  So the answer is the safe one whatever the option: sending the suit home
+    is legal either way, and a player (or the automatic sending home) should not."""
     return not state.stock or sum(map(len, state.piles)) - SUIT_LENGTH >= PILES
 
 
