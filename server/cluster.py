@@ -52,6 +52,9 @@ DEPARTED_S = 300.0
 """How long the rooms of a node that left are still redirected to it: a player reconnecting
 through any node while it restarts is sent on to it (and retries until it is back) rather than
 told the room is gone."""
+STOP_S = 3.0
+"""The longest each step of a node's leaving (its tasks, its last writes, closing the Redis
+client) may take."""
 KNOWN_RACES = 10_000
 """Finished races of other nodes whose node is remembered in memory (``get_race`` over the
 WebSocket); older ones are still found over HTTP, which asks Redis."""
@@ -227,39 +230,58 @@ class Cluster:
         )
 
     async def stop(self) -> None:
-        """Remove what is this node's own: its heartbeat, its rooms, its place in the set."""
+        """Remove what is this node's own: its heartbeat, its rooms, its place in the set.
+
+        Bounded: a Redis that does not answer (or a client stuck closing a socket) costs at
+        most a few seconds of the server's shutdown, never holds it."""
         if self.stopped:
             return
         self.stopped = True
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await self._end_tasks()
         if self._redis is None:
             return
         try:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.srem(self.k_nodes, self.node)
-                pipe.delete(self.k_node(self.node), self.k_rooms(self.node))
-                pipe.publish(self.k_channel, json.dumps({"node": self.node, "bye": True}))
-                await pipe.execute()
+            async with asyncio.timeout(STOP_S):
+                async with self._redis.pipeline(transaction=True) as pipe:
+                    pipe.srem(self.k_nodes, self.node)
+                    pipe.delete(self.k_node(self.node), self.k_rooms(self.node))
+                    pipe.publish(self.k_channel, json.dumps({"node": self.node, "bye": True}))
+                    await pipe.execute()
         except Exception:
             self._failed("stop")
-        with contextlib.suppress(Exception):
-            await self._redis.aclose()
+        await self._close_client()
         log.info("cluster_left", extra={"fields": {"event": "cluster_left", "node": self.node}})
 
     async def kill(self) -> None:
         """Stop without removing anything, as a node that dies does (tests, benchmarks)."""
         self.stopped = True
+        await self._end_tasks()
+        await self._close_client()
+
+    async def _end_tasks(self) -> None:
+        """Cancel the publishing and listening tasks and wait for them, a bounded time."""
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        if self._redis is not None:
-            with contextlib.suppress(Exception):
+        if self._tasks:
+            _, pending = await asyncio.wait(self._tasks, timeout=STOP_S)
+            if pending:
+                log.warning(
+                    "cluster_task_stuck",
+                    extra={
+                        "fields": {
+                            "event": "cluster_task_stuck",
+                            "node": self.node,
+                            "tasks": len(pending),
+                        }
+                    },
+                )
+        self._tasks = []
+
+    async def _close_client(self) -> None:
+        if self._redis is None:
+            return
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(STOP_S):
                 await self._redis.aclose()
 
     def _failed(self, what: str) -> None:
@@ -437,7 +459,8 @@ class Cluster:
                 await asyncio.sleep(self.heartbeat_s)
             finally:
                 with contextlib.suppress(Exception):
-                    await pubsub.aclose()
+                    async with asyncio.timeout(STOP_S):  # a close can hang (redis-py #3941)
+                        await pubsub.aclose()
 
     def _on_message(self, data: str) -> None:
         try:

@@ -143,6 +143,19 @@ async def eventually(check: Any, timeout: float, what: str) -> Any:
         await asyncio.sleep(0.05)
 
 
+@asynccontextmanager
+async def redis_client(url: str) -> AsyncIterator[Any]:
+    """A Redis client for a test's own look at the keys, every wait of it bounded."""
+    r = redis_asyncio.from_url(
+        url, decode_responses=True, socket_connect_timeout=2, socket_timeout=5
+    )
+    try:
+        yield r
+    finally:
+        async with asyncio.timeout(5):
+            await r.aclose()
+
+
 async def listed(url: str) -> set[str]:
     async with Connection(url) as conn:
         answer = await conn.request(ListRooms(seq=0))
@@ -280,12 +293,9 @@ async def test_three_nodes_list_every_room_and_route_players_to_it(redis_url: st
         # a node that stops removes its rooms at once
         await stack_close_node(nodes[1])
         await eventually(lambda: _lacks(listed(urls[0]), {codes[1]}), 5, "node 2's room gone")
-        r = redis_asyncio.from_url(redis_url, decode_responses=True)
-        try:
+        async with redis_client(redis_url) as r:
             assert await r.sismember("patience-race:nodes", "node2") == 0
             assert await r.exists("patience-race:rooms:node2", "patience-race:node:node2") == 0
-        finally:
-            await r.aclose()
 
 
 async def stack_close_node(server: RaceServer) -> None:
@@ -379,11 +389,8 @@ async def test_a_killed_node_leaves_the_list_and_its_rooms_come_back_with_it(
         # gone from the list within the expiry (and a heartbeat of the node that notices)
         await eventually(lambda: _lacks(listed(node1.url), {code}), EXPIRY * 3, "room unlisted")
         assert node1.cluster is not None and "node3" not in node1.cluster.nodes
-        r = redis_asyncio.from_url(redis_url, decode_responses=True)
-        try:
+        async with redis_client(redis_url) as r:
             assert await r.sismember("patience-race:nodes", "node3") == 0
-        finally:
-            await r.aclose()
 
         # while it is down, its rooms are still sent on to it (a player reconnecting through
         # any node retries there until it is back, rather than being told the room is gone)
@@ -492,20 +499,19 @@ async def test_a_node_taken_for_dead_writes_its_rooms_again(redis_url: str) -> N
     with every room it holds, at its next heartbeat."""
     async with cluster_node(redis_url, "node1") as node:
         host, code = await create(node.url, "Host")
-        r = redis_asyncio.from_url(redis_url, decode_responses=True)
         try:
+            async with redis_client(redis_url) as r:
 
-            async def written() -> bool:
-                return bool(await r.hexists("patience-race:rooms:node1", code))
+                async def written() -> bool:
+                    return bool(await r.hexists("patience-race:rooms:node1", code))
 
-            await eventually(written, 5, "the room written down")
-            # what another node does to a node whose heartbeat key expired
-            await r.srem("patience-race:nodes", "node1")
-            await r.delete("patience-race:rooms:node1")
-            await eventually(written, EXPIRY * 2, "the room written again")
-            assert await r.sismember("patience-race:nodes", "node1") == 1
+                await eventually(written, 5, "the room written down")
+                # what another node does to a node whose heartbeat key expired
+                await r.srem("patience-race:nodes", "node1")
+                await r.delete("patience-race:rooms:node1")
+                await eventually(written, EXPIRY * 2, "the room written again")
+                assert await r.sismember("patience-race:nodes", "node1") == 1
         finally:
-            await r.aclose()
             await host.close()
 
 
@@ -616,15 +622,12 @@ async def test_nodes_go_on_without_redis_and_register_again_when_it_is_back(
             assert isinstance(joined, Joined)
             await guest.close()
             redis_process.start()  # an empty Redis: everything is written again
-            r = redis_asyncio.from_url(url, decode_responses=True)
-            try:
+            async with redis_client(url) as r:
 
                 async def back() -> bool:
                     return bool(await r.hexists("patience-race:rooms:node1", code))
 
                 await eventually(back, 10, "node 1's room written again")
-            finally:
-                await r.aclose()
             await eventually(lambda: _has(listed(node2.url), {code}), 10, "listed on node 2 again")
             newcomer = Connection(node2.url)
             await newcomer.open()
