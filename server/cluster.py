@@ -310,7 +310,7 @@ class Cluster:
     async def _publish_forever(self) -> None:
         step = min(0.2, self.heartbeat_s)
         next_beat = time.monotonic() + self.heartbeat_s
-        while True:
+        while not self.stopped:  # a cancel swallowed by a client library ends it too
             await asyncio.sleep(step)
             try:
                 await self._publish()
@@ -442,13 +442,13 @@ class Cluster:
         )
 
     async def _listen_forever(self) -> None:
-        while True:
+        while not self.stopped:
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self.k_channel)
                 # messages may have been missed while not subscribed: read everything again
                 await self._refresh(full=True)
-                while True:
+                while not self.stopped:
                     message = await pubsub.get_message(timeout=self.heartbeat_s * 4)
                     if message is not None and message.get("type") == "message":
                         self._on_message(message["data"])

@@ -4,6 +4,7 @@ and the project's own client following redirects (docs/cluster.md)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import signal
@@ -636,3 +637,34 @@ async def test_nodes_go_on_without_redis_and_register_again_when_it_is_back(
             await newcomer.close()
         finally:
             await host.close()
+
+
+async def test_a_silent_redis_costs_a_node_little(tmp_path: Path) -> None:
+    """A Redis that takes connections and never answers (a hung machine, a bad proxy): the node
+    starts, serves its own rooms and players, and stops, each in bounded time."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+        with contextlib.suppress(ConnectionError):
+            while await reader.read(65536):
+                pass
+
+    sock = tmp_path / "silent.sock"
+    listener = await asyncio.start_unix_server(silent, path=str(sock))
+    try:
+        async with asyncio.timeout(60):
+            async with cluster_node(f"unix://{sock}", "node1") as node:
+                host, code = await create(node.url, "Host")
+                guest = Connection(node.url)
+                await guest.open()
+                joined = await guest.request(JoinRoom(seq=0, code=code, name="Guest"))
+                assert isinstance(joined, Joined) and len(joined.room.members) == 2
+                await guest.close()
+                await host.close()
+        assert held, "the node never tried the silent Redis"
+    finally:
+        for writer in held:
+            writer.close()
+        listener.close()
+        await listener.wait_closed()
