@@ -663,8 +663,39 @@ async def test_a_silent_redis_costs_a_node_little(tmp_path: Path) -> None:
                 await guest.close()
                 await host.close()
         assert held, "the node never tried the silent Redis"
+        # its last writes could not be made: counted as a Redis failure, and it stopped anyway
+        assert node.cluster is not None and node.cluster.stopped and node.cluster.errors > 0
     finally:
         for writer in held:
             writer.close()
         listener.close()
         await listener.wait_closed()
+
+
+async def test_a_task_deaf_to_its_cancel_does_not_hold_a_node_stopping(redis_url: str) -> None:
+    """A cancel swallowed inside a client library (the node's task goes on as if nothing had
+    happened) once held a node's stop for ever, and CI with it: the stop now waits for its
+    tasks a bounded time, logs the ones stuck, and still removes what is its own."""
+    release = asyncio.Event()
+
+    async def deaf() -> None:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            await release.wait()  # the cancel swallowed
+
+    stuck: asyncio.Task[None] | None = None
+    try:
+        async with asyncio.timeout(60):
+            async with cluster_node(redis_url, "node1") as node:
+                assert node.cluster is not None
+                stuck = asyncio.create_task(deaf())
+                node.cluster._tasks.append(stuck)
+                await asyncio.sleep(0)
+        assert not stuck.done()  # the stop went on without it
+        async with redis_client(redis_url) as r:
+            assert await r.sismember("patience-race:nodes", "node1") == 0
+    finally:
+        release.set()
+        if stuck is not None:
+            await stuck
