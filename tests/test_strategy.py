@@ -20,10 +20,11 @@ from client.strategy import (
     masked,
     play_offline,
 )
+from client.strategy import spider
 from client.strategy.common import deck, reveal_prefix, unseen
 from protocol.config import GameConfig
 from protocol.game import GameState, new_game
-from protocol.moves import DEAL, UNKNOWN, Kind
+from protocol.moves import DEAL, UNKNOWN, Kind, Move
 
 from .test_bot import CONFIGS, IDS, random_position, shuffled_hidden
 
@@ -130,8 +131,8 @@ def test_a_plan_stops_at_the_first_card_shown() -> None:
 
 
 def _late_spider_position() -> GameState:
-    """1-suit deal 4 after a normal bot's first 120 moves: the stock is out, two cards are still
-    face down, and the strong bot's look-ahead finds nothing, so it asks the solver."""
+    """1-suit deal 4 after a normal bot's first 120 moves: the stock is out, a few cards are
+    still face down, and the strong bot's look-ahead finds nothing, so it asks the solver."""
     real = new_game(GameConfig("spider", {"suits": 1}), 4)
     player = Player("normal", random.Random(4))
     for _ in range(120):
@@ -297,3 +298,19 @@ def test_strong_weighs_the_ways_to_show_a_card_after_the_last_deal() -> None:
         after = real.copy()
         after.apply(move)
         assert solve(after, nodes=20000).solved, (seed, move)
+
+
+def test_one_suit_normal_looks_one_move_ahead() -> None:
+    """With 1 suit any look-ahead wins most deals, so normal looks one move ahead there (a
+    middle level between easy and strong).  1-suit deal 23 after these 19 moves: no single move
+    improves the position, two do (a pile emptied), so normal deals where strong plays them."""
+    state = new_game(GameConfig("spider", {"suits": 1}), 23)
+    played = [(1, 3, 1), (1, 0, 1), (1, 2, 1), (1, 5, 1), (7, 2, 1), (4, 7, 1), (7, 8, 2)]
+    played += [(2, 7, 3), (2, 0, 1), (5, 8, 2), (8, 0, 5), (8, 3, 1), (3, 8, 3), (8, 7, 4)]
+    played += [(8, 1, 1), (9, 3, 1), (2, 8, 1), None, (0, 9, 1)]
+    for step in played:
+        state.apply(DEAL if step is None else Move(Kind.TABLEAU, *step))
+    assert choose_move(state, "normal", random.Random(5), Memory()) == DEAL
+    strong = choose_move(state, "strong", random.Random(5), Memory())
+    assert strong == Move(Kind.TABLEAU, 8, 9, 1)
+    assert spider.level_params("normal", 2) is spider.PARAMS["normal"]

@@ -151,6 +151,20 @@ PARAMS = {
 """Spider's levels.  A wide search at every move does not pay in Spider (it finds long plans to
 positions that only look better); a wide one when the short one finds nothing does."""
 
+ONE_SUIT = {"normal": LevelParams(budget=200, depth=1, noise=0.0)}
+"""Levels that play otherwise with 1 suit.  There any look-ahead wins most deals: normal's
+four-move search with its wider last resort won 433 of deals 1 to 500, a two-move one 407, and
+strong 87 of 100, so normal was strong without the solver.  With 1 suit normal looks one move
+ahead, exactly (easy's look without its blur), and deals as soon as no single move improves the
+position: 208 of deals 1 to 300, between easy and strong as a middle level should be."""
+
+
+def level_params(level: str, suits: int) -> LevelParams:
+    """The search a level runs in Spider with ``suits`` suits."""
+    if suits == 1 and level in ONE_SUIT:
+        return ONE_SUIT[level]
+    return PARAMS[level]
+
 SOLVER = {"strong": SolverParams(samples=1, nodes=2000)}
 """The levels that ask the solver about guessed deals at key decisions."""
 
@@ -192,7 +206,8 @@ REVEAL_SLACK = {"strong": 60}
 
 def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move | None:
     """The next move in masked ``s`` (not won, with a legal move), or None to give up."""
-    params = PARAMS[level]
+    suits = s.config.options.get("suits", 4)
+    params = level_params(level, suits)
     legal = s.legal_moves()
     base = spider_value(s)
     decided, move = carry_on(s, legal, memory, rng, base)
@@ -206,7 +221,7 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
     if memory.filling:
         return _fill(s, legal, memory, params, rng)
 
-    endgame = ENDGAME.get((level, s.config.options.get("suits", 4)))
+    endgame = ENDGAME.get((level, suits))
     if endgame is not None and len(s.stock) <= endgame[0]:
         plan = solver_plan(s, rng, memory, endgame[1])
         if plan:
