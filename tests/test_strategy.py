@@ -19,8 +19,8 @@ from client.strategy import (
     determinize,
     masked,
     play_offline,
+    spider,
 )
-from client.strategy import spider
 from client.strategy.common import deck, reveal_prefix, unseen
 from protocol.config import GameConfig
 from protocol.game import GameState, new_game

@@ -165,6 +165,7 @@ def level_params(level: str, suits: int) -> LevelParams:
         return ONE_SUIT[level]
     return PARAMS[level]
 
+
 SOLVER = {"strong": SolverParams(samples=1, nodes=2000)}
 """The levels that ask the solver about guessed deals at key decisions."""
 
