@@ -2,7 +2,8 @@
 
 Every level plays from the masked state.  ``easy`` looks one move ahead with noise; ``normal``
 runs a short best-first look-ahead over the moves that show no card, and a wider one before it
-deals or gives up; ``strong`` does the same and, at those key decisions (nothing found that
+deals or gives up (with 1 suit it looks one move ahead, without noise: :data:`ONE_SUIT`);
+``strong`` does the same and, at those key decisions (nothing found that
 improves the position), asks the full-information solver about a few guessed deals: the unseen
 cards dealt at random, consistently with what it sees (perfect-information Monte Carlo), and plays
 the line most of the won guesses start with, up to the first card it shows.
