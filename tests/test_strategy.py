@@ -310,6 +310,18 @@ def test_one_suit_normal_looks_one_move_ahead() -> None:
     played += [(8, 1, 1), (9, 3, 1), (2, 8, 1), None, (0, 9, 1)]
     for step in played:
         state.apply(DEAL if step is None else Move(Kind.TABLEAU, *step))
+    seen = masked(state)
+    base = spider.spider_value(seen)
+    singles = []
+    for m in spider.spider_moves(seen):
+        after = seen.copy()
+        after.apply(m)
+        singles.append(spider.spider_value(after))
+    assert singles and max(singles) <= base  # no single move improves the position
+    two = seen.copy()
+    two.apply(Move(Kind.TABLEAU, 8, 9, 1))
+    two.apply(Move(Kind.TABLEAU, 8, 5, 2))
+    assert not two.piles[8] and spider.spider_value(two) > base  # two do: pile 9 emptied
     assert choose_move(state, "normal", random.Random(5), Memory()) == DEAL
     strong = choose_move(state, "strong", random.Random(5), Memory())
     assert strong == Move(Kind.TABLEAU, 8, 9, 1)
