@@ -56,7 +56,12 @@ def ranked(standings: list[Standing], mode: str) -> list[int]:
 @pytest.mark.parametrize("mode", ["first", "score"])
 @pytest.mark.parametrize("game", GAMES)
 async def test_whole_race(game: str, mode: str) -> None:
-    settings = Settings(game=game, mode=mode, time_limit=1 if mode == "score" else 0)
+    # St. Helena races a fixed deal: about 1 random deal in 5,000 leaves Ann stuck within 5 moves.
+    # Spider and Louis, never stuck so early in 20,000 random deals, race a secret random one
+    fixed = 1 if game == "st-helena" else None
+    settings = Settings(
+        game=game, mode=mode, time_limit=1 if mode == "score" else 0, deal_number=fixed
+    )
     async with running_server() as server:
         conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], settings)
         ann, bob = conns

@@ -67,9 +67,12 @@ def parse_metrics(text: str) -> dict[str, float]:
     return samples
 
 
-async def finished_race(server: RaceServer, game: str = "spider") -> tuple[RaceOver, list[str]]:
+async def finished_race(
+    server: RaceServer, game: str = "spider", deal_number: int | None = None
+) -> tuple[RaceOver, list[str]]:
     """A race of two, played to the end: its ``race_over`` and Ann's moves in notation."""
-    conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings(game=game))
+    settings = Settings(game=game, deal_number=deal_number)
+    conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], settings)
     await start_race(conns)
     await play(conns[0], server, code, joined[0].you, 4)
     await play(conns[1], server, code, joined[1].you, 2)
@@ -204,7 +207,8 @@ async def test_moves_that_cannot_be_stored_are_not_acknowledged_and_the_server_d
 
 async def test_a_finished_race_is_served_as_json() -> None:
     async with running_server() as server:
-        over, ann_moves = await finished_race(server, "st-helena")
+        # a fixed deal: about 1 random St. Helena deal in 10,000 leaves Ann stuck within 4 moves
+        over, ann_moves = await finished_race(server, "st-helena", deal_number=1)
         status, headers, body = await http_get(server, f"/races/{over.race_id}")
         assert status == 200 and headers["content-type"] == "application/json"
         record = RaceRecord.model_validate_json(body)
@@ -227,8 +231,10 @@ async def test_drain_tells_everyone_closes_1012_and_keeps_every_acknowledged_mov
     server = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(db))
     await server.start()
     try:
+        # a fixed deal, where Bob has a move to make and undo (about 1 random St. Helena deal in
+        # 80 offers only the redeal, which cannot be undone: Bob would stop, and the test hang)
         conns, code, joined = await host_and_join(
-            server.url, ["Ann", "Bob"], Settings(game="st-helena")
+            server.url, ["Ann", "Bob"], Settings(game="st-helena", deal_number=1)
         )
         ann, bob = conns
         await start_race(conns)
