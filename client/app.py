@@ -26,7 +26,7 @@ from protocol.moves import Kind, Move
 from . import render
 from .model import PILE_KEYS, Keys, RaceModel, auto_home
 from .net import Disconnected, ServerError
-from .session import Session
+from .session import SeatInUse, Session
 
 log = logging.getLogger("patience_race.client")
 
@@ -186,7 +186,7 @@ class RaceApp(App[None]):
                     await self.session.ready(True)
                 else:
                     await self.session.start()
-        except (ServerError, Disconnected, OSError) as exc:
+        except (ServerError, SeatInUse, Disconnected, OSError) as exc:
             self.failed = str(exc.message if isinstance(exc, ServerError) else exc)
             self.model.status = f"Could not get into the room: {self.failed}. Press q to quit."
             self.model.phase = "gone"

@@ -346,15 +346,32 @@ class NoName(Exception):
 
 
 def choose_name(url: str, code: str, given: str | None) -> str:
-    """The name to join as: ``--name``; else the only seat saved for the room; else ask which
-    (on a terminal; with no terminal, :class:`NoName`); else the default name."""
-    from .seats import saved_seats
+    """The name to join as: ``--name``; else the only seat saved for the room that no other
+    terminal of this account is sitting in; else ask which (on a terminal; with no terminal,
+    :class:`NoName`); else the default name.  A seat in use elsewhere is never taken: that would
+    cut its player off."""
+    from .seats import saved_seats, seat_in_use
+
+    def in_use(name: str) -> bool:
+        return seat_in_use(url, code, name)
 
     if given is not None:
+        if in_use(given):
+            raise NoName(
+                f"{clean(given)} is already in room {clean(code)} in another terminal; "
+                "pass --name with another name to join as someone else"
+            )
         return given
-    names = [seat["name"] for seat in saved_seats(url, code)]
+    saved = [seat["name"] for seat in saved_seats(url, code)]
+    names = [n for n in saved if not in_use(n)]
     if not names:
-        return default_name()
+        name = default_name()
+        if in_use(name):
+            raise NoName(
+                f"{clean(name)} is already in room {clean(code)} in another terminal; "
+                "pass --name NAME to join as someone else"
+            )
+        return name
     if len(names) == 1:
         return names[0]
     if not sys.stdin.isatty():

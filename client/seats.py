@@ -6,11 +6,17 @@ room *and* name, so two people sharing one account (Ann hosts, Bob joins from an
 each keep their own seat.  Several clients may write at once: every change takes an exclusive lock
 (``seats.lock``), re-reads the file, changes it and replaces it atomically, so none loses another's
 seat.  A seat's token is a secret: it is never printed or logged.
+
+A client sitting in a seat *holds* it (:func:`hold_seat`): an exclusive lock on a file of its own
+under ``held/``, kept while the client runs and dropped by the system when it ends, however it
+ends.  ``join CODE`` with no name then never offers a seat another terminal of this account is
+sitting in (:func:`seat_in_use`): taking it would cut that person off.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import unicodedata
@@ -155,3 +161,66 @@ def forget_seat(url: str, code: str, name: str, path: Path | None = None) -> Non
 def file_mode(path: Path | None = None) -> int:
     """The seats file's permission bits (for checks)."""
     return (path or seats_path()).stat().st_mode & 0o777
+
+
+# -- seats in use by a running client ---------------------------------------------------------
+
+
+def _held_path(url: str, code: str, name: str, path: Path | None) -> Path:
+    key = "\0".join((url, room_key(code), name_key(name)))
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+    return (path or seats_path()).parent / "held" / f"{digest}.lock"
+
+
+class HeldSeat:
+    """The lock a running client holds on its seat; :meth:`release` (or the process ending)
+    lets it go."""
+
+    def __init__(self, fd: int | None) -> None:
+        self._fd = fd
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+
+
+def _try_lock(url: str, code: str, name: str, path: Path | None) -> tuple[int | None, bool]:
+    """``(fd holding the seat's lock or None, whether another process holds it)``."""
+    if fcntl is None:  # pragma: no cover - not on POSIX: seats are never marked in use
+        return None, False
+    lock = _held_path(url, code, name, path)
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return None, False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None, True
+    except OSError:
+        os.close(fd)
+        return None, False
+    return fd, False
+
+
+def hold_seat(url: str, code: str, name: str, path: Path | None = None) -> HeldSeat:
+    """Mark the seat as in use by this process until :meth:`HeldSeat.release`.  Never blocks:
+    a seat another client holds is left to it (``held`` is then False)."""
+    fd, _ = _try_lock(url, code, name, path)
+    return HeldSeat(fd)
+
+
+def seat_in_use(url: str, code: str, name: str, path: Path | None = None) -> bool:
+    """Whether another running client (of this account, on this machine) sits in the seat."""
+    fd, taken = _try_lock(url, code, name, path)
+    if fd is not None:
+        os.close(fd)
+    return taken

@@ -39,7 +39,7 @@ from protocol.moves import Move
 
 from .model import RaceModel
 from .net import DEFAULT_URL, Connection, Disconnected, ServerError
-from .seats import forget_seat, room_key, save_seat, saved_seat
+from .seats import HeldSeat, forget_seat, hold_seat, room_key, save_seat, saved_seat, seat_in_use
 
 log = logging.getLogger("patience_race.client")
 
@@ -58,6 +58,10 @@ def join_command(code: str, url: str, embedded: bool = False) -> str:
     if embedded or url != DEFAULT_URL:
         return f"patience-race join {shown} --server {url}"
     return f"patience-race join {shown}"
+
+
+class SeatInUse(Exception):
+    """The saved seat asked for is held by another running client of this account."""
 
 
 class Session:
@@ -80,6 +84,9 @@ class Session:
         """Save the seat on disk (and look it up): off for a server inside this process."""
         self.restarting = False
         """The server said it is restarting (a ``notice`` or a 1012 close)."""
+        self._held: HeldSeat | None = None
+        """This client's mark on the seat it sits in, so that another terminal of this account
+        does not take it (:func:`client.seats.hold_seat`)."""
 
     # -- set-up ---------------------------------------------------------------------------
 
@@ -101,6 +108,11 @@ class Session:
         a seat dropped after the grace is watching; a seat gone after the results (``bad_token``)
         is forgotten and the room joined afresh as a new member."""
         seat = saved_seat(self.url, code, name) if self.remember and not spectate else None
+        if seat is not None and seat_in_use(self.url, code, name):
+            raise SeatInUse(
+                f"the seat of {name!r} in this room is in use in another terminal: "
+                "join with another name (--name), or leave it there first"
+            )
         released = False
         if seat is not None:
             try:
@@ -121,6 +133,7 @@ class Session:
                 self.code = room_key(code)
                 self.model.token = seat["token"]
                 self.model.name = seat.get("name") or name
+                self._hold(self.model.name)
                 self._resumed(snap, "Welcome back: your seat was kept.")
                 return snap
         joined = await self._request(JoinRoom(seq=0, code=code, name=name, spectate=spectate))
@@ -138,6 +151,19 @@ class Session:
         self.model.apply(joined)
         if self.remember:
             save_seat(self.url, joined.room.code, joined.token, name)
+            if joined.role == "player":
+                self._hold(name)
+
+    def _hold(self, name: str) -> None:
+        """Mark the seat as in use by this client (the mark of any seat held before goes)."""
+        self._release()
+        if self.remember and self.code is not None:
+            self._held = hold_seat(self.url, self.code, name)
+
+    def _release(self) -> None:
+        if self._held is not None:
+            self._held.release()
+            self._held = None
 
     def _resumed(self, snap: Snapshot, welcome: str) -> None:
         """Apply a resume's snapshot; the status says whether the seat is still racing."""
@@ -201,6 +227,7 @@ class Session:
                 await asyncio.wait_for(self._request(Leave(seq=0)), 2)
         if self.code is not None and self.remember:
             forget_seat(self.url, self.code, self.model.name)
+        self._release()
 
     # -- the event loop -------------------------------------------------------------------------
 
@@ -291,6 +318,7 @@ class Session:
 
     async def close(self) -> None:
         self.stopped = True
+        self._release()
         if self._runner is not None:
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError):

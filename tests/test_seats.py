@@ -8,7 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from client.seats import forget_seat, save_seat, saved_seat, saved_seats, seats_path
+import pytest
+
+from client.cli import NoName, choose_name
+from client.seats import (
+    forget_seat,
+    hold_seat,
+    save_seat,
+    saved_seat,
+    saved_seats,
+    seat_in_use,
+    seats_path,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 URL = "ws://127.0.0.1:8765"
@@ -80,3 +91,53 @@ def test_join_with_several_seats_and_no_terminal_asks_for_a_name() -> None:
     assert done.returncode == 2, done.stderr
     assert "--name" in done.stderr and "Ann" in done.stderr and "Bob" in done.stderr
     assert "tok-" not in done.stderr + done.stdout  # tokens are secrets
+
+
+HOLDER = """
+import sys, time
+from client.seats import hold_seat
+held = hold_seat("ws://127.0.0.1:8765", "K7QMX2PF", "Ann")
+print(held.held, flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_seat_held_by_a_running_client_is_in_use_until_it_ends() -> None:
+    save_seat(URL, "K7QM-X2PF", "tok-ann", "Ann")
+    assert not seat_in_use(URL, "K7QM-X2PF", "Ann")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER], cwd=ROOT, env=os.environ, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "True"
+        assert seat_in_use(URL, "k7qm-x2pf", "ann")  # the same seat, however it is written
+        assert not seat_in_use(URL, "K7QM-X2PF", "Bob")
+        assert not seat_in_use("ws://elsewhere:8765", "K7QM-X2PF", "Ann")
+        assert not hold_seat(URL, "K7QM-X2PF", "Ann").held  # never taken from its holder
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert not seat_in_use(URL, "K7QM-X2PF", "Ann")  # the process ended: the mark is gone
+    mine = hold_seat(URL, "K7QM-X2PF", "Ann")
+    assert mine.held
+    mine.release()
+    assert not seat_in_use(URL, "K7QM-X2PF", "Ann")
+
+
+def test_join_with_no_name_skips_a_seat_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATIENCE_RACE_NAME", "Cy")
+    save_seat(URL, "K7QM-X2PF", "tok-ann", "Ann")
+    ann = hold_seat(URL, "K7QM-X2PF", "Ann")  # Ann's client, in another terminal
+    try:
+        assert choose_name(URL, "K7QM-X2PF", None) == "Cy"  # a seat of one's own
+        save_seat(URL, "K7QM-X2PF", "tok-bob", "Bob")
+        assert choose_name(URL, "K7QM-X2PF", None) == "Bob"  # the only seat not in use
+        with pytest.raises(NoName, match="another terminal"):
+            choose_name(URL, "K7QM-X2PF", "Ann")
+        monkeypatch.setenv("PATIENCE_RACE_NAME", "Ann")
+        forget_seat(URL, "K7QM-X2PF", "Bob")
+        with pytest.raises(NoName, match="--name"):
+            choose_name(URL, "K7QM-X2PF", None)  # the default name is Ann's, in use
+    finally:
+        ann.release()
+    assert choose_name(URL, "K7QM-X2PF", None) == "Ann"

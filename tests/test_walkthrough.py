@@ -18,6 +18,8 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+import pytest
+
 from client.seats import saved_seat, seats_path
 from server.app import RaceServer
 
@@ -154,6 +156,54 @@ async def test_two_people_on_one_account_each_keep_their_seat() -> None:
         assert not ann.done() and not bob2.done()
         await until(lambda: b"Welcome back" in bob2.output, "Bob welcomed back", timeout=10)
         assert b"resumed on another connection" not in ann.output
+
+
+async def test_join_with_no_name_never_takes_a_seat_in_use_in_another_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ann hosts as Ann; Bob, on the same account, runs ``join CODE`` with no name: Ann's saved
+    seat is the only one, but her client is sitting in it, so Bob gets a seat of his own (his
+    default name) and Ann is not cut off.  Once Ann's client is gone (killed: the system drops
+    its mark), a bare ``join`` takes her seat back."""
+    monkeypatch.setenv("PATIENCE_RACE_NAME", "Bob")
+    async with running_server() as server, terminals() as term:
+        url = server.url
+        ann = term("host", "spider", "--suits", "1", "--name", "Ann", "--server", url)
+        await until(lambda: len(saved_codes(url)) == 1, "Ann's room saved")
+        code = saved_codes(url)[0]
+        await until(lambda: "Ann" in members(server, code), "Ann in her room")
+        ann_id = members(server, code)["Ann"][0]
+
+        bob = term("join", code, "--server", url)
+        await until(lambda: "Bob" in members(server, code), "Bob joined as Bob")
+        room = members(server, code)
+        assert room["Ann"] == (ann_id, "player", True)
+        assert room["Bob"][1:] == ("player", True)
+        await asyncio.sleep(0.5)
+        assert not ann.done() and b"resumed on another connection" not in ann.output
+
+        # asking for Ann's seat by name while she sits in it: refused, saying why
+        done = subprocess.run(
+            [sys.executable, "-m", "client.cli", "join", code, "--name", "Ann", "--server", url],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2
+        assert "another terminal" in done.stderr and "--name" in done.stderr
+        assert members(server, code)["Ann"] == (ann_id, "player", True)
+
+        # Ann's client dies: her seat is free to take back, and the only one not in use
+        os.kill(ann.pid, signal.SIGKILL)
+        await until(ann.done, "Ann's client gone")
+        await until(lambda: not members(server, code)["Ann"][2], "Ann away")
+        ann2 = term("join", code, "--server", url)
+        await until(lambda: members(server, code)["Ann"][2], "Ann back")
+        assert members(server, code)["Ann"][0] == ann_id
+        await until(lambda: b"Welcome back" in ann2.output, "Ann welcomed back", timeout=10)
+        assert not bob.done()
 
 
 async def test_join_asks_which_seat_on_a_terminal() -> None:
