@@ -624,7 +624,7 @@ def results(model: RaceModel, width: int = 78) -> Text:
     spider = last is not None and last.game == SPIDER
     name_w = max(6, min(24, width - 52))
     head = f"{'#':>2}  {'name':<{name_w}} {'result':<12} {'score':>6}"
-    head += f" {'aisle':>5}" if spider else ""
+    head += f" {'2nd':>5}" if spider else ""
     head += f" {'time':>6} {'moves':>5} {'undos':>5}\n"
     t.append(head, style="bold " + DIM)
     for s in standings:
@@ -641,6 +641,8 @@ def results(model: RaceModel, width: int = 78) -> Text:
         time_ = clock(s.finish_ms) if s.finish_ms is not None else "-"
         row += f" {time_:>6} {s.moves:>5} {s.undos:>5}\n"
         t.append(row, style=style)
+    if spider:
+        t.append("score: xpat2's (0-1000); 2nd: aisleriot's (0-96)\n", style=DIM)
     t.append("\n")
     verdict = last.verdict if last is not None else model.verdict
     verified = last.verified if last is not None else model.verified
