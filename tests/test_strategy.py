@@ -24,7 +24,7 @@ from client.strategy import (
 from client.strategy.common import deck, reveal_prefix, unseen
 from protocol.config import GameConfig
 from protocol.game import GameState, new_game
-from protocol.moves import DEAL, UNKNOWN, Kind, Move
+from protocol.moves import DEAL, REDEAL, UNKNOWN, Kind, Move
 
 from .test_bot import CONFIGS, IDS, random_position, shuffled_hidden
 
@@ -216,6 +216,43 @@ def test_strong_studies_a_st_helena_deal_and_wins_it() -> None:
     assert first is not None and len(memory.plan) > 100  # the whole winning line
     result = play_offline(new_game(config, 6), "strong", random.Random(6))
     assert result.won
+
+
+def test_normal_studies_a_louis_deal_once_its_stock_is_dealt_and_never_guesses() -> None:
+    """Normal in Louis asks the solver nothing while the stock is hidden (no guessed stocks:
+    that is strong's), takes one long look once it is dealt, and never looks again."""
+    config = GameConfig("louis")
+    s = new_game(config, 3)
+    memory = Memory()
+    assert choose_move(s, "normal", random.Random(3), memory) is not None
+    assert memory.solves == 0 and not memory.studied
+    s.apply(DEAL)
+    memory = Memory()
+    assert choose_move(s, "normal", random.Random(3), memory) is not None
+    assert memory.studied and memory.solves == 1
+    assert not memory.plan  # deal 3 is not won within the look: it plays on by its search...
+    for _ in range(5):
+        move = choose_move(s, "normal", random.Random(3), memory)
+        assert move is not None
+        s.apply(move)
+    assert memory.solves == 1  # ...and never asks again in that game
+    s.apply(REDEAL)
+    assert choose_move(s, "normal", random.Random(3), memory) is not None
+    assert memory.solves == 1  # not even after a redeal (strong would)
+
+
+def test_strong_takes_a_new_long_look_after_each_redeal() -> None:
+    """A redeal lays the cards out anew: strong studies the new layout.  Deal 1's first look
+    finds nothing; after a redeal the next decision looks again, once."""
+    s = new_game(GameConfig("st-helena"), 1)
+    memory = Memory()
+    assert choose_move(s, "strong", random.Random(1), memory) is not None
+    assert memory.studied and memory.solves == 1 and memory.studied_at == 2
+    s.apply(REDEAL)
+    assert choose_move(s, "strong", random.Random(1), memory) is not None
+    assert memory.studied_at == 1 and memory.solves == 2
+    assert choose_move(s, "strong", random.Random(1), memory) is not None
+    assert memory.solves == 2  # not again until the next redeal
 
 
 def _one_suit_near_a_stuck_end(stock: bool) -> GameState:

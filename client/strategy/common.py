@@ -238,6 +238,8 @@ class Memory:
     solver_failures: int = 0
     studied: bool = False
     """The solver has had its long look at a position with nothing hidden."""
+    studied_at: int = -1
+    """``redeals_left`` when it had it (a level that looks again after each redeal)."""
 
     def observe(self, s: GameState, key: Any, v: float) -> None:
         mark = (sum(s.down), len(s.stock), sum(map(len, s.foundations)), s.redeals_left)
@@ -384,6 +386,11 @@ class SolverParams:
     """More guesses, drawn for the weighing alone, besides those the plans were found on."""
     weigh_nodes: int = 1500
     """The solver's budget per guess when weighing an arrangement."""
+    only_open: bool = False
+    """Ask only where nothing is hidden (St. Helena; Louis once its stock is dealt), never on
+    guessed deals."""
+    restudy: bool = False
+    """Take the long look again after each redeal (a new layout, a new chance)."""
 
 
 def hides_anything(s: GameState) -> bool:
@@ -424,7 +431,14 @@ def solver_plan(
     from protocol.solver import solve
 
     hidden = hides_anything(s)
-    study = not hidden and params.study_nodes > 0 and not memory.studied
+    if hidden and params.only_open:
+        return None
+    redeals = getattr(s, "redeals_left", -1)
+    study = (
+        not hidden
+        and params.study_nodes > 0
+        and (not memory.studied or (params.restudy and redeals != memory.studied_at))
+    )
     if not study and (
         memory.hopeless == memory.shown_mark or memory.solver_failures >= params.failures
     ):
@@ -433,6 +447,7 @@ def solver_plan(
     nodes = params.nodes
     if study:
         memory.studied = True
+        memory.studied_at = redeals
         nodes = params.study_nodes
     votes: Counter[Any] = Counter()
     plans: dict[Any, list[Move]] = {}

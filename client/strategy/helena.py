@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from functools import lru_cache
 
+from protocol.config import LOUIS
 from protocol.game import GameState
 from protocol.moves import DEAL, REDEAL, Kind, Move
 
@@ -108,13 +109,32 @@ PARAMS = {
 }
 """Every card on the table is known, and a deeper search pays."""
 
+_STRONG_SOLVER = SolverParams(
+    samples=1, nodes=3000, failures=3, study_nodes=30000, seconds=20.0, restudy=True
+)
+_NORMAL_SOLVER = SolverParams(
+    samples=0, nodes=3000, failures=1, study_nodes=30000, seconds=20.0, only_open=True
+)
+
 SOLVER = {
-    "strong": SolverParams(samples=1, nodes=3000, failures=3, study_nodes=30000, seconds=20.0)
+    ("strong", "st-helena"): _STRONG_SOLVER,
+    ("strong", LOUIS): _STRONG_SOLVER,
+    ("normal", "st-helena"): _NORMAL_SOLVER,
+    ("normal", LOUIS): _NORMAL_SOLVER,
 }
-"""The levels that ask the solver for a win: a long look (30,000 states, a few seconds) the
-first time nothing is hidden (St. Helena's deal, Louis once its stock is dealt), a short one
-after that.  St. Helena and Louis with build by suit are rarely solved: after a few calls that
-find nothing, a game stops asking."""
+"""The levels (and games) that ask the solver for a win.
+
+- Strong: a long look (30,000 states, a few seconds) the first time nothing is hidden (St.
+  Helena's deal, Louis once its stock is dealt) and again after each redeal (a new layout), a
+  short one after that, and in Louis before the deal short looks on guessed stocks.
+- Normal: the one long look, the first time nothing is hidden; never a guess, never again.
+
+St. Helena and Louis with build by suit are rarely solved: after a few calls that find nothing, a
+game stops asking.  Easy never asks."""
+
+
+HOME_FIRST = frozenset({"easy", "normal"})
+"""The levels that send a card home as soon as one can go (strong weighs it in its search)."""
 
 
 def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move | None:
@@ -126,12 +146,12 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
     if decided:
         return move
 
-    solver = SOLVER.get(level)
+    solver = SOLVER.get((level, s.config.game))
     if solver is not None:
         plan = solver_plan(s, rng, memory, solver)
         if plan:
             return memory.follow(s, plan)
-    else:
+    if level in HOME_FIRST:
         # a card goes to a foundation (the better one when it fits two)
         home = [m for m in legal if m.kind == Kind.FOUNDATION]
         if home:
