@@ -10,7 +10,8 @@ server's full state.  Then the game's own strategy decides: :mod:`client.strateg
 
 - ``easy``: one move ahead, the position value blurred with noise: a casual player.
 - ``normal``: a short best-first look-ahead over the moves that show no new card, and a wider one
-  before it deals, redeals or gives up.
+  before it deals, redeals or gives up; in St. Helena and Louis, one long look with the solver
+  the first time nothing is hidden.
 - ``strong``: the same look-ahead, wider where it pays, and the full-information solver at key
   decisions: on guessed deals of the unseen cards in Spider (and in Louis before its stock is
   dealt), on the position itself in St. Helena, where nothing is hidden.

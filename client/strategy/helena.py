@@ -4,8 +4,9 @@ decisions.
 St. Helena deals every card face up (a redeal's order follows from the visible layout), and Louis
 hides only its stock until it is dealt, so a deep search pays: ``strong`` searches wide at every
 decision and asks the full-information solver for a win (on the masked state; in Louis before the
-deal, on guessed stocks, following the line only up to the first card a refill or the deal shows).
-``normal`` searches a little, ``easy`` looks one move ahead with noise.
+deal, on guessed stocks, following the line only up to the first card a refill or the deal shows),
+with a long look the first time nothing is hidden and after each redeal.  ``normal`` searches a
+little and takes the one long look, ``easy`` looks one move ahead with noise.
 """
 
 from __future__ import annotations
