@@ -176,28 +176,39 @@ class HeldSeat:
     """The lock a running client holds on its seat; :meth:`release` (or the process ending)
     lets it go."""
 
-    def __init__(self, fd: int | None) -> None:
+    def __init__(self, fd: int | None, path: Path | None = None) -> None:
         self._fd = fd
+        self._path = path
 
     @property
     def held(self) -> bool:
         return self._fd is not None
 
-    def release(self) -> None:
+    def release(self, forget: bool = False) -> None:
+        """Let the seat go; ``forget``: the seat is gone for good, its lock file goes too."""
         if self._fd is not None:
+            if forget and self._path is not None:
+                with contextlib.suppress(OSError):
+                    self._path.unlink()
             with contextlib.suppress(OSError):
                 os.close(self._fd)
             self._fd = None
 
 
-def _try_lock(url: str, code: str, name: str, path: Path | None) -> tuple[int | None, bool]:
-    """``(fd holding the seat's lock or None, whether another process holds it)``."""
+def _try_lock(
+    url: str, code: str, name: str, path: Path | None, create: bool = True
+) -> tuple[int | None, bool]:
+    """``(fd holding the seat's lock or None, whether another process holds it)``; with
+    ``create`` False, a seat with no lock file is simply free (a probe leaves no file)."""
     if fcntl is None:  # pragma: no cover - not on POSIX: seats are never marked in use
         return None, False
     lock = _held_path(url, code, name, path)
     try:
-        lock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        if create:
+            lock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        else:
+            fd = os.open(lock, os.O_RDWR)
     except OSError:
         return None, False
     try:
@@ -215,12 +226,12 @@ def hold_seat(url: str, code: str, name: str, path: Path | None = None) -> HeldS
     """Mark the seat as in use by this process until :meth:`HeldSeat.release`.  Never blocks:
     a seat another client holds is left to it (``held`` is then False)."""
     fd, _ = _try_lock(url, code, name, path)
-    return HeldSeat(fd)
+    return HeldSeat(fd, _held_path(url, code, name, path))
 
 
 def seat_in_use(url: str, code: str, name: str, path: Path | None = None) -> bool:
     """Whether another running client (of this account, on this machine) sits in the seat."""
-    fd, taken = _try_lock(url, code, name, path)
+    fd, taken = _try_lock(url, code, name, path, create=False)
     if fd is not None:
         os.close(fd)
     return taken

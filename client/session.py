@@ -160,9 +160,9 @@ class Session:
         if self.remember and self.code is not None:
             self._held = hold_seat(self.url, self.code, name)
 
-    def _release(self) -> None:
+    def _release(self, forget: bool = False) -> None:
         if self._held is not None:
-            self._held.release()
+            self._held.release(forget)
             self._held = None
 
     def _resumed(self, snap: Snapshot, welcome: str) -> None:
@@ -227,7 +227,7 @@ class Session:
                 await asyncio.wait_for(self._request(Leave(seq=0)), 2)
         if self.code is not None and self.remember:
             forget_seat(self.url, self.code, self.model.name)
-        self._release()
+        self._release(forget=True)
 
     # -- the event loop -------------------------------------------------------------------------
 

@@ -122,6 +122,11 @@ def test_a_seat_held_by_a_running_client_is_in_use_until_it_ends() -> None:
     assert mine.held
     mine.release()
     assert not seat_in_use(URL, "K7QM-X2PF", "Ann")
+    held_dir = seats_path().parent / "held"
+    assert len(list(held_dir.iterdir())) == 1  # one small lock file for the seat
+    mine = hold_seat(URL, "K7QM-X2PF", "Ann")
+    mine.release(forget=True)  # left the room: its lock file goes too
+    assert not list(held_dir.iterdir())
 
 
 def test_join_with_no_name_skips_a_seat_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
