@@ -433,7 +433,7 @@ def solver_plan(
     hidden = hides_anything(s)
     if hidden and params.only_open:
         return None
-    redeals = getattr(s, "redeals_left", -1)
+    redeals = s.redeals_left
     study = (
         not hidden
         and params.study_nodes > 0
