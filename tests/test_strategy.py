@@ -301,16 +301,11 @@ def test_a_suit_stays_on_the_table_while_the_deals_need_its_cards() -> None:
     assert move is not None and move.kind == Kind.FOUNDATION
 
 
-def test_strong_weighs_the_ways_to_show_a_card_after_the_last_deal() -> None:
-    """1-suit deal 13 after the last deal, as strong reached it: the quickest way to show a card
-    (pile 7's lone jack to the empty pile 9) wins most guessed deals but loses this one, as it
-    does many others; moving pile 2's four cards first shows the same card and keeps the empty
-    pile.  Counting the guesses' votes chose the jack (with seeds 0 and 1); weighing each way
-    against every guess and six more does not."""
+def _deal_13_after_the_last_deal() -> GameState:
+    """1-suit deal 13 after the last deal, as strong once reached it (winnable: the solver, which
+    sees every card, wins it)."""
     from protocol.cards import parse
-    from protocol.solver import solve
 
-    config = GameConfig("spider", {"suits": 1})
     rows = [
         "4C 3C 2C AC",
         "QC 4C AC QC JC TC 9C 8C 7C 6C 5C JC TC 9C 8C 7C",
@@ -323,11 +318,27 @@ def test_strong_weighs_the_ways_to_show_a_card_after_the_last_deal() -> None:
         "",
         "9C 4C TC KC 6C 6C 5C KC QC JC TC",
     ]
-    real = new_game(config, 13)
+    real = new_game(GameConfig("spider", {"suits": 1}), 13)
     real.piles = [[parse(c) for c in row.split()] for row in rows]
     real.down = [0, 2, 4, 0, 0, 4, 3, 0, 0, 3]
     real.stock = []
     real.foundations = [list(range(12, -1, -1)) for _ in range(3)] + [[] for _ in range(5)]
+    return real
+
+
+JACK_TO_THE_EMPTY_PILE = Move(Kind.TABLEAU, 6, 8, 1)
+"""Deal 13's quickest way to show a card: pile 7's lone jack to the empty pile 9."""
+
+
+def test_strong_weighs_the_ways_to_show_a_card_after_the_last_deal() -> None:
+    """In deal 13 after the last deal the quickest way to show a card (the jack to the empty
+    pile) wins most guessed deals but loses this one, as it does many others; moving pile 2's
+    four cards first shows the same card and keeps the empty pile.  Counting the guesses' votes
+    chose the jack (with seeds 0 and 1); weighing each way against every guess and six more
+    does not."""
+    from protocol.solver import solve
+
+    real = _deal_13_after_the_last_deal()
     assert solve(real.copy(), nodes=20000).solved
     for seed in range(2):
         move = choose_move(real, "strong", random.Random(seed), Memory())
@@ -335,6 +346,51 @@ def test_strong_weighs_the_ways_to_show_a_card_after_the_last_deal() -> None:
         after = real.copy()
         after.apply(move)
         assert solve(after, nodes=20000).solved, (seed, move)
+
+
+def test_the_solvers_second_opinion_keeps_the_look_aheads_way_unless_clearly_beaten() -> None:
+    """After the last deal strong weighs the look-ahead's way against the ways the solver finds
+    on guessed deals, and plays another only if it wins ``keep_margin`` more of the guesses.  In
+    deal 13, given the jack to the empty pile as its own way: with a margin of two, a way that
+    keeps the empty pile wins clearly more guesses and is played (seeds 1 and 2); with a margin
+    above the number of guesses nothing can beat the look-ahead, and its way is kept exactly."""
+    from dataclasses import replace
+
+    from client.strategy.common import second_opinion
+
+    s = masked(_deal_13_after_the_last_deal())
+    params = spider.ENDGAME[("strong", 1)][1]
+    assert params.keep_margin == 2
+    own = [JACK_TO_THE_EMPTY_PILE]
+    stubborn = replace(params, keep_margin=params.samples + params.weigh_fresh + 1)
+    for seed in (1, 2):
+        memory = Memory()
+        plan = second_opinion(s, own, random.Random(seed), memory, params)
+        assert plan and plan[0] != JACK_TO_THE_EMPTY_PILE, seed
+        assert memory.solves >= params.samples
+        assert second_opinion(s, own, random.Random(seed), Memory(), stubborn) == own
+    # with seed 0's guesses the other way wins only one more: the jack is kept, where playing
+    # whichever way wins most (a margin of 0) would not keep it
+    assert second_opinion(s, own, random.Random(0), Memory(), params) == own
+    eager = replace(params, keep_margin=0)
+    plan = second_opinion(s, own, random.Random(0), Memory(), eager)
+    assert plan and plan[0] != JACK_TO_THE_EMPTY_PILE
+
+
+def test_one_suit_strong_searches_four_moves_until_the_stock_is_out() -> None:
+    """With 1 suit strong plays normal's four-move search (never asking the solver) while cards
+    are left to deal, and asks it only once the stock is out."""
+    assert spider.level_params("strong", 1) is spider.NORMAL
+    assert ("strong", 1) not in spider.SOLVER and ("strong", 1) not in spider.REVEAL_SLACK
+    assert spider.ENDGAME[("strong", 1)][0] == 0
+    real = new_game(GameConfig("spider", {"suits": 1}), 7)
+    memory = Memory()
+    player_rng = random.Random(7)
+    while real.stock:
+        move = choose_move(real, "strong", player_rng, memory)
+        assert move is not None
+        real.apply(move)
+    assert memory.solves == 0
 
 
 def test_one_suit_normal_looks_one_move_ahead() -> None:

@@ -391,6 +391,9 @@ class SolverParams:
     guessed deals."""
     restudy: bool = False
     """Take the long look again after each redeal (a new layout, a new chance)."""
+    keep_margin: int = 0
+    """With :func:`second_opinion`: the look-ahead's own way is kept unless another way wins at
+    least this many more of the weighed guesses."""
 
 
 def hides_anything(s: GameState) -> bool:
@@ -515,3 +518,66 @@ def _weigh(
         if wins > best_wins:
             best, best_wins = plan, wins
     return best
+
+
+def second_opinion(
+    s: GameState, own: list[Move] | None, rng: random.Random, memory: Memory, params: SolverParams
+) -> list[Move] | None:
+    """The look-ahead's plan ``own`` weighed against the ways the solver finds on guessed deals.
+
+    ``params.samples`` guesses are solved (``params.nodes`` states each); each won guess
+    proposes its way up to the first card shown.  Up to ``params.weigh_ends`` of those ways (the
+    most proposed first) and ``own`` are each played on those guesses and ``params.weigh_fresh``
+    more, and the solver asked for a win after it (a guess that found the way itself counts as
+    won).  ``own`` is kept unless another way wins at least ``params.keep_margin`` more guesses:
+    the look-ahead's way is rarely wrong, and a way a dozen guesses prefer by one is often the
+    unlucky one.  None when no way wins a guess (the caller goes on with its own plan).
+    """
+    from protocol.solver import solve
+
+    guesses = [determinize(s, rng) for _ in range(params.samples + params.weigh_fresh)]
+    plans: dict[Any, list[Move]] = {}
+    found_by: dict[Any, set[int]] = {}
+    for i, guess in enumerate(guesses[: params.samples]):
+        result = solve(guess, nodes=params.nodes, seconds=params.seconds)
+        memory.solves += 1
+        if not result.solved or not result.engine_moves:
+            continue
+        plan, end = reveal_prefix(s, result.engine_moves)
+        if not plan:
+            continue
+        if end not in plans or len(plan) < len(plans[end]):
+            plans[end] = plan
+        found_by.setdefault(end, set()).add(i)
+    own_end = None
+    if own:
+        own_plan, own_end = reveal_prefix(s, own)
+        if own_plan:
+            plans.setdefault(own_end, own_plan)
+        else:
+            own_end = None
+    if not plans:
+        return None
+    ends = sorted(plans, key=lambda e: -len(found_by.get(e, ())))[: params.weigh_ends]
+    if own_end is not None and own_end not in ends:
+        ends.append(own_end)
+    wins: dict[Any, int] = {}
+    for end in ends:
+        plan = plans[end]
+        won = found_by.get(end, set())
+        wins[end] = len(won)
+        for i, guess in enumerate(guesses):
+            if i in won:
+                continue
+            t = guess.copy()
+            for m in plan:
+                t.apply(m)
+            result = solve(t, nodes=params.weigh_nodes, seconds=params.seconds)
+            memory.solves += 1
+            wins[end] += result.solved
+    best = max(ends, key=lambda e: wins[e])
+    if own_end is not None and wins[best] < wins[own_end] + params.keep_margin:
+        return plans[own_end]
+    if wins[best] == 0:
+        return None
+    return plans[best]

@@ -6,7 +6,9 @@ deals or gives up (with 1 suit it looks one move ahead, without noise: :data:`ON
 ``strong`` does the same and, at those key decisions (nothing found that
 improves the position), asks the full-information solver about a few guessed deals: the unseen
 cards dealt at random, consistently with what it sees (perfect-information Monte Carlo), and plays
-the line most of the won guesses start with, up to the first card it shows.
+the line most of the won guesses start with, up to the first card it shows.  With 1 suit strong
+plays normal's four-move search until the stock is out, then weighs each decision of it against
+the ways the solver finds on guessed deals (:data:`ENDGAME`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from .common import (
     carry_on,
     explore,
     search,
+    second_opinion,
     solver_plan,
     widening_search,
 )
@@ -152,12 +155,15 @@ PARAMS = {
 """Spider's levels.  A wide search at every move does not pay in Spider (it finds long plans to
 positions that only look better); a wide one when the short one finds nothing does."""
 
-ONE_SUIT = {"normal": LevelParams(budget=200, depth=1, noise=0.0)}
+ONE_SUIT = {"normal": LevelParams(budget=200, depth=1, noise=0.0), "strong": NORMAL}
 """Levels that play otherwise with 1 suit.  There any look-ahead wins most deals: normal's
 four-move search with its wider last resort won 433 of deals 1 to 500, a two-move one 407, and
 strong 87 of 100, so normal was strong without the solver.  With 1 suit normal looks one move
 ahead, exactly (easy's look without its blur), and deals as soon as no single move improves the
-position: 208 of deals 1 to 300, between easy and strong as a middle level should be."""
+position: 208 of deals 1 to 300, between easy and strong as a middle level should be.  Strong
+plays the four-move search until the stock is out (its wider search, its solver at key decisions
+and its slack before a deal won no more there: 87 of 100 either way, at three times the
+thinking), then asks the solver for a second opinion (:data:`ENDGAME`)."""
 
 
 def level_params(level: str, suits: int) -> LevelParams:
@@ -167,20 +173,23 @@ def level_params(level: str, suits: int) -> LevelParams:
     return PARAMS[level]
 
 
-SOLVER = {"strong": SolverParams(samples=1, nodes=2000)}
-"""The levels that ask the solver about guessed deals at key decisions."""
+SOLVER = {
+    ("strong", 2): SolverParams(samples=1, nodes=2000),
+    ("strong", 4): SolverParams(samples=1, nodes=2000),
+}
+"""The levels and games (number of suits) that ask the solver about guessed deals at key
+decisions."""
 
 ENDGAME = {
     ("strong", 1): (
-        10,
+        0,
         SolverParams(
             samples=6,
             nodes=3000,
-            give_up=3,
             weigh_ends=4,
-            weigh_any=True,
             weigh_nodes=1500,
             weigh_fresh=6,
+            keep_margin=2,
         ),
     ),
     ("strong", 4): (
@@ -193,17 +202,19 @@ this many cards), ask the solver first at every decision, on several guessed dea
 mistake cannot be mended by a deal to come, and the positions are small enough to solve in a few
 thousand states.
 
-1 suit weighs every decision: the plans the guesses found (up to four different ends) are each
-tried on those guesses and six more, and the one most guesses win is played.  Counting votes
-instead lost games where most guesses were won by the quickest way to see a card (a lone card
-to the last empty pile), a way that loses on many deals where a slower one wins.  4 suits weighs
+1 suit, once the stock is out, weighs every decision the look-ahead makes (:func:`second_opinion`):
+the look-ahead's plan and the ways the guesses found (up to four) are each tried on those
+guesses and six more, and another way is played only if it wins at least two more of the twelve.
+Counting votes lost games where most guesses were won by the quickest way to see a card (a lone
+card to the last empty pile), a way that loses on many deals where a slower one wins; playing
+whichever way wins most guesses lost 2 of 24 positions the look-ahead alone wins.  4 suits weighs
 only the arrangements made final under the last deal.  2 suits keeps the look-ahead alone: on
 deals 1 to 16, strong won 5 with the sampling (normal won 9; strong without it had won 61 of
 deals 1 to 100)."""
 
-REVEAL_SLACK = {"strong": 60}
-"""The levels that, before a deal, turn a card even when it costs this much of the position's value
-(a normal bot deals as soon as nothing improves the position)."""
+REVEAL_SLACK = {("strong", 2): 60, ("strong", 4): 60}
+"""The levels and games (number of suits) that, before a deal, turn a card even when it costs this
+much of the position's value (a normal bot deals as soon as nothing improves the position)."""
 
 
 def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move | None:
@@ -224,24 +235,29 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
         return _fill(s, legal, memory, params, rng)
 
     endgame = ENDGAME.get((level, suits))
-    if endgame is not None and len(s.stock) <= endgame[0]:
+    late = endgame is not None and len(s.stock) <= endgame[0]
+    if late and not endgame[1].keep_margin:
         plan = solver_plan(s, rng, memory, endgame[1])
         if plan:
             return memory.follow(s, plan)
 
     plan, found = widening_search(s, spider_value, spider_moves, params, rng, memory, base)
+    if late and endgame[1].keep_margin:
+        weighed = second_opinion(s, plan or found.reveal, rng, memory, endgame[1])
+        if weighed:
+            return memory.follow(s, weighed)
     if plan:
         return memory.follow(s, plan)
 
     # A key decision: nothing improves the position without showing a card.
-    solver = SOLVER.get(level)
+    solver = SOLVER.get((level, suits))
     if solver is not None:
         plan = solver_plan(s, rng, memory, solver)
         if plan:
             return memory.follow(s, plan)
 
     # Strong: a card to see is a new chance, worth a little loss before a deal buries the piles.
-    slack = REVEAL_SLACK.get(level)
+    slack = REVEAL_SLACK.get((level, suits))
     if slack is not None and found.reveal and found.reveal_value >= base - slack:
         return memory.follow(s, found.reveal)
 
