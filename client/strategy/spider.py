@@ -162,7 +162,7 @@ strong 87 of 100, so normal was strong without the solver.  With 1 suit normal l
 ahead, exactly (easy's look without its blur), and deals as soon as no single move improves the
 position: 208 of deals 1 to 300, between easy and strong as a middle level should be.  Strong
 plays the four-move search until the stock is out (its wider search, its solver at key decisions
-and its slack before a deal won no more there: 87 of 100 either way, at three times the
+and its slack before a deal won no more there: 87 of 100 either way, at twice the
 thinking), then asks the solver for a second opinion (:data:`ENDGAME`)."""
 
 
