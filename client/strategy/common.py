@@ -431,7 +431,6 @@ def solver_plan(
     won, or when the solver found nothing here before (nothing shown since) or too often this
     game.
     """
-    from protocol.solver import solve
 
     hidden = hides_anything(s)
     if hidden and params.only_open:
@@ -461,11 +460,7 @@ def solver_plan(
         guess = determinize(s, rng)
         if params.weigh_ends:
             guesses.append(guess)
-        result = solve(guess, nodes=nodes, seconds=params.seconds)
-        memory.solves += 1
-        if not result.solved or not result.engine_moves:
-            continue
-        plan, end = reveal_prefix(s, result.engine_moves)
+        plan, end = _guess_plan(s, guess, nodes, params, memory)
         if not plan:
             continue
         votes[end] += 1
@@ -493,6 +488,37 @@ def solver_plan(
     return plans[end]
 
 
+def _guess_plan(
+    s: GameState, guess: GameState, nodes: int, params: SolverParams, memory: Memory
+) -> tuple[list[Move], Any]:
+    """The solver's win on ``guess`` (a guessed deal of masked ``s``) up to the first card it
+    shows, and the position that leads to; ``([], None)`` when it finds none."""
+    from protocol.solver import solve
+
+    result = solve(guess, nodes=nodes, seconds=params.seconds)
+    memory.solves += 1
+    if not result.solved or not result.engine_moves:
+        return [], None
+    return reveal_prefix(s, result.engine_moves)
+
+
+def _wins_after(
+    plan: list[Move], guesses: Sequence[GameState], params: SolverParams, memory: Memory
+) -> int:
+    """How many of ``guesses`` the solver still wins after ``plan`` is played on them."""
+    from protocol.solver import solve
+
+    wins = 0
+    for guess in guesses:
+        t = guess.copy()
+        for m in plan:
+            t.apply(m)
+        result = solve(t, nodes=params.weigh_nodes, seconds=params.seconds)
+        memory.solves += 1
+        wins += result.solved
+    return wins
+
+
 def _weigh(
     ends: list[Any],
     plans: dict[Any, list[Move]],
@@ -501,20 +527,12 @@ def _weigh(
     memory: Memory,
 ) -> list[Move]:
     """The plan, among those leading to ``ends``, after which the most guesses are won."""
-    from protocol.solver import solve
 
     best: list[Move] = plans[ends[0]]
     best_wins = -1
     for end in ends:
         plan = plans[end]
-        wins = 0
-        for guess in guesses:
-            t = guess.copy()
-            for m in plan:
-                t.apply(m)
-            result = solve(t, nodes=params.weigh_nodes, seconds=params.seconds)
-            memory.solves += 1
-            wins += result.solved
+        wins = _wins_after(plan, guesses, params, memory)
         if wins > best_wins:
             best, best_wins = plan, wins
     return best
@@ -533,17 +551,12 @@ def second_opinion(
     the look-ahead's way is rarely wrong, and a way a dozen guesses prefer by one is often the
     unlucky one.  None when no way wins a guess (the caller goes on with its own plan).
     """
-    from protocol.solver import solve
 
     guesses = [determinize(s, rng) for _ in range(params.samples + params.weigh_fresh)]
     plans: dict[Any, list[Move]] = {}
     found_by: dict[Any, set[int]] = {}
     for i, guess in enumerate(guesses[: params.samples]):
-        result = solve(guess, nodes=params.nodes, seconds=params.seconds)
-        memory.solves += 1
-        if not result.solved or not result.engine_moves:
-            continue
-        plan, end = reveal_prefix(s, result.engine_moves)
+        plan, end = _guess_plan(s, guess, params.nodes, params, memory)
         if not plan:
             continue
         if end not in plans or len(plan) < len(plans[end]):
@@ -563,18 +576,9 @@ def second_opinion(
         ends.append(own_end)
     wins: dict[Any, int] = {}
     for end in ends:
-        plan = plans[end]
         won = found_by.get(end, set())
-        wins[end] = len(won)
-        for i, guess in enumerate(guesses):
-            if i in won:
-                continue
-            t = guess.copy()
-            for m in plan:
-                t.apply(m)
-            result = solve(t, nodes=params.weigh_nodes, seconds=params.seconds)
-            memory.solves += 1
-            wins[end] += result.solved
+        rest = [g for i, g in enumerate(guesses) if i not in won]
+        wins[end] = len(won) + _wins_after(plans[end], rest, params, memory)
     best = max(ends, key=lambda e: wins[e])
     if own_end is not None and wins[best] < wins[own_end] + params.keep_margin:
         return plans[own_end]
