@@ -334,8 +334,8 @@ def test_strong_weighs_the_ways_to_show_a_card_after_the_last_deal() -> None:
     """In deal 13 after the last deal the quickest way to show a card (the jack to the empty
     pile) wins most guessed deals but loses this one, as it does many others; moving pile 2's
     four cards first shows the same card and keeps the empty pile.  Counting the guesses' votes
-    chose the jack (with seeds 0 and 1); weighing each way against every guess and six more
-    does not."""
+    chose the jack (with seeds 0 and 1); strong's second opinion (its look-ahead's way and the
+    guesses' ways weighed on twelve guesses) keeps the deal winnable with both seeds."""
     from protocol.solver import solve
 
     real = _deal_13_after_the_last_deal()
@@ -375,6 +375,9 @@ def test_the_solvers_second_opinion_keeps_the_look_aheads_way_unless_clearly_bea
     eager = replace(params, keep_margin=0)
     plan = second_opinion(s, own, random.Random(0), Memory(), eager)
     assert plan and plan[0] != JACK_TO_THE_EMPTY_PILE
+    # with no way of its own (the look-ahead found nothing), the solver's best way is played
+    plan = second_opinion(s, None, random.Random(1), Memory(), params)
+    assert plan and s.check(plan[0]) is None
 
 
 def test_one_suit_strong_searches_four_moves_until_the_stock_is_out() -> None:

@@ -431,7 +431,6 @@ def solver_plan(
     won, or when the solver found nothing here before (nothing shown since) or too often this
     game.
     """
-
     hidden = hides_anything(s)
     if hidden and params.only_open:
         return None
@@ -527,7 +526,6 @@ def _weigh(
     memory: Memory,
 ) -> list[Move]:
     """The plan, among those leading to ``ends``, after which the most guesses are won."""
-
     best: list[Move] = plans[ends[0]]
     best_wins = -1
     for end in ends:
@@ -551,7 +549,6 @@ def second_opinion(
     the look-ahead's way is rarely wrong, and a way a dozen guesses prefer by one is often the
     unlucky one.  None when no way wins a guess (the caller goes on with its own plan).
     """
-
     guesses = [determinize(s, rng) for _ in range(params.samples + params.weigh_fresh)]
     plans: dict[Any, list[Move]] = {}
     found_by: dict[Any, set[int]] = {}
@@ -562,13 +559,11 @@ def second_opinion(
         if end not in plans or len(plan) < len(plans[end]):
             plans[end] = plan
         found_by.setdefault(end, set()).add(i)
-    own_end = None
-    if own:
-        own_plan, own_end = reveal_prefix(s, own)
-        if own_plan:
-            plans.setdefault(own_end, own_plan)
-        else:
-            own_end = None
+    own_plan, own_end = reveal_prefix(s, own) if own else ([], None)
+    if own_plan:
+        plans.setdefault(own_end, own_plan)
+    else:
+        own_end = None  # no plan of its own, or an illegal one: only the solver's ways
     if not plans:
         return None
     ends = sorted(plans, key=lambda e: -len(found_by.get(e, ())))[: params.weigh_ends]
