@@ -22,6 +22,7 @@ from protocol.solver import (
     SOLVED,
     UNWINNABLE,
     SolverBug,
+    best_before_deal,
     solution_record,
     solve,
     solve_deal,
@@ -129,6 +130,30 @@ def test_the_time_budget_reads_the_clock_passed_in() -> None:
     assert result.status == NOT_FOUND
     assert result.nodes < 64 * 40  # the clock is read every 64 nodes
     assert result.seconds >= 20.0
+
+
+def test_the_best_before_the_next_deal_turns_cards_without_dealing() -> None:
+    """1-suit deal 18 opens badly: every card still to come is known to this search, which finds
+    a way to turn more than twenty cards before the first deal (and even a suit to send home),
+    and never deals."""
+    from protocol.solver.spider import SpiderDomain
+
+    state = new_game(GameConfig("spider", {"suits": 1}), 18)
+    start = SpiderDomain(state).start[4]
+    moves, value = best_before_deal(state, nodes=2000)
+    assert moves and value > start
+    after = state.copy()
+    for move in moves:
+        assert move.kind in (Kind.TABLEAU, Kind.FOUNDATION)  # never a deal
+        after.apply(move)  # the rules engine accepts every move
+    assert after.stock == state.stock
+    assert sum(state.down) - sum(after.down) > 20
+    assert SpiderDomain(after).start[4] == value
+    # nothing better than where it ends: no moves, its own value
+    assert best_before_deal(after, nodes=2000) == ([], value)
+    # a budget of one state: one step's best at most
+    few, _ = best_before_deal(state, nodes=1)
+    assert len(few) <= 1
 
 
 def test_unwinnable_only_after_an_exhaustive_search() -> None:

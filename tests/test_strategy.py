@@ -381,8 +381,9 @@ def test_the_solvers_second_opinion_keeps_the_look_aheads_way_unless_clearly_bea
 
 
 def test_one_suit_strong_searches_four_moves_until_the_stock_is_out() -> None:
-    """With 1 suit strong plays normal's four-move search (never asking the solver) while cards
-    are left to deal, and asks it only once the stock is out."""
+    """With 1 suit strong plays normal's four-move search while cards are left to deal (never
+    asking the solver, only digging on guessed deals when the search finds nothing), and asks the
+    solver only once the stock is out."""
     assert spider.level_params("strong", 1) is spider.NORMAL
     assert ("strong", 1) not in spider.SOLVER and ("strong", 1) not in spider.REVEAL_SLACK
     assert spider.ENDGAME[("strong", 1)][0] == 0
@@ -393,7 +394,49 @@ def test_one_suit_strong_searches_four_moves_until_the_stock_is_out() -> None:
         move = choose_move(real, "strong", player_rng, memory)
         assert move is not None
         real.apply(move)
-    assert memory.solves == 0
+    assert memory.solves == 0 and memory.digs > 0
+
+
+def _first_dig(number: int) -> tuple[GameState, Move]:
+    """1-suit deal ``number`` played by strong up to its first dig: the position and the move."""
+    real = new_game(GameConfig("spider", {"suits": 1}), number)
+    memory = Memory()
+    rng = random.Random(number)
+    while real.stock:
+        before = real.copy()
+        digs = memory.digs
+        move = choose_move(real, "strong", rng, memory)
+        assert move is not None
+        if memory.digs > digs:
+            return before, move
+        real.apply(move)
+    raise AssertionError("no dig before the stock was out")
+
+
+def test_one_suit_strong_digs_for_a_card_on_guessed_deals_before_a_deal() -> None:
+    """Deal 105: the four-move search finds nothing better, so strong searches the rest of the
+    stage on eight guessed deals and plays a way to a card instead of dealing."""
+    from client.strategy.common import dig_plan
+
+    state, move = _first_dig(105)
+    assert state.stock and state.check(move) is None and move != DEAL
+    params = spider.DIG[("strong", 1)]
+    plans = [
+        dig_plan(masked(s), random.Random(2), Memory(), params)
+        for s in (state, shuffled_hidden(state, random.Random(6)))
+    ]
+    assert plans[0] is not None and plans[0] == plans[1]  # blind to the hidden cards
+    t = state.copy()
+    for m in plans[0][:-1]:
+        change = t.apply(m)
+        assert not change.turned and not change.dealt
+    assert t.apply(plans[0][-1]).turned  # the way ends on a card shown
+    # nothing to dig for: every card face up
+    bare = masked(state)
+    bare.down = [0] * len(bare.down)
+    for p in bare.piles:
+        p[:] = [c for c in p if c != UNKNOWN]
+    assert dig_plan(bare, random.Random(2), Memory(), params) is None
 
 
 def test_one_suit_normal_looks_one_move_ahead() -> None:

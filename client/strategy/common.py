@@ -232,6 +232,8 @@ class Memory:
     searched: int = 0
     solves: int = 0
     """Calls of the full-information solver (on guessed deals, or where nothing is hidden)."""
+    digs: int = 0
+    """Searches of one stage on guessed deals (:func:`dig_plan`)."""
     hopeless: Any = None
     """The mark (:attr:`shown_mark`) at which the solver last found nothing: not asked again
     until something is shown."""
@@ -580,3 +582,74 @@ def second_opinion(
     if wins[best] == 0:
         return None
     return plans[best]
+
+
+# -- digging before a deal (perfect-information Monte Carlo on one stage) ----------------------
+
+
+@dataclass(frozen=True)
+class DigParams:
+    samples: int
+    """Guessed deals searched at one decision."""
+    nodes: int
+    """The search's budget per guessed deal, in states expanded."""
+    weigh: int = 3
+    """Ways to a card (the most voted first) weighed against every guess."""
+    weigh_nodes: int = 1000
+    """The search's budget per guess when weighing a way."""
+    seconds: float = 5.0
+    """A safety limit per search, far above what ``nodes`` takes on a normal machine."""
+
+
+def dig_plan(
+    s: GameState, rng: random.Random, memory: Memory, params: DigParams
+) -> list[Move] | None:
+    """Before a deal, when the look-ahead finds nothing better: a way to show one more card.
+
+    Each sample deals the unseen cards at random (:func:`determinize`) and searches, seeing every
+    card, for the best position this stage can reach before the next deal
+    (:func:`protocol.solver.best_before_deal`): a question far smaller than winning the game,
+    whose answer is mostly how many cards can still be turned and how.  Each way that shows a
+    card, cut at that card, votes for the position it leads to.  The ``params.weigh`` most voted
+    ways are then each played on every guess and the stage searched again from there: the way
+    whose stage ends best on average is played.  None when no guess finds a card to show.
+    """
+    from protocol.solver import best_before_deal
+
+    guesses = [determinize(s, rng) for _ in range(params.samples)]
+    votes: Counter[Any] = Counter()
+    plans: dict[Any, list[Move]] = {}
+    for guess in guesses:
+        moves, _ = best_before_deal(guess, nodes=params.nodes, seconds=params.seconds)
+        memory.digs += 1
+        plan, end = reveal_prefix(s, moves)
+        if not plan or not _shows_a_card(s, plan):
+            continue
+        votes[end] += 1
+        if end not in plans or len(plan) < len(plans[end]):
+            plans[end] = plan
+    ends = [end for end, _ in votes.most_common(params.weigh)]
+    if len(ends) < 2:
+        return plans[ends[0]] if ends else None
+    best, best_total = ends[0], float("-inf")
+    for end in ends:
+        total = 0
+        for guess in guesses:
+            t = guess.copy()
+            for m in plans[end]:
+                t.apply(m)
+            _, value = best_before_deal(t, nodes=params.weigh_nodes, seconds=params.seconds)
+            memory.digs += 1
+            total += value
+        if total > best_total:
+            best, best_total = end, total
+    return plans[best]
+
+
+def _shows_a_card(s: GameState, plan: list[Move]) -> bool:
+    """Whether the last move of ``plan``, played from ``s``, shows a card."""
+    t = s.copy()
+    for m in plan[:-1]:
+        t.apply(m)
+    change = t.apply(plan[-1])
+    return bool(change.turned or change.dealt)

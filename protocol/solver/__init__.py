@@ -25,7 +25,7 @@ from ..game import GameState, new_game
 from ..moves import IllegalMove, Move
 from ..notation import format_move
 from ..record import GameRecord, Result
-from .search import BUDGET, EXHAUSTED, FOUND, Budget, search, shorten
+from .search import BUDGET, EXHAUSTED, FOUND, Budget, best_before_stage_end, search, shorten
 
 SOLVED = "solved"
 NOT_FOUND = "not found"
@@ -117,6 +117,22 @@ def solve(
     return SolveResult(NOT_FOUND, [], out.nodes, elapsed)
 
 
+def best_before_deal(
+    state: GameState,
+    *,
+    nodes: int,
+    seconds: float = DEFAULT_SECONDS,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[list[Move], int]:
+    """With every card of ``state`` known: the moves to the best position the solver finds
+    before the next deal or redeal (within ``nodes`` expanded states and ``seconds``; no moves
+    when nothing beats ``state``), and that position's value by the solver's evaluation (suits
+    home, cards turned, runs built).  Unchecked by the rules engine: the caller plays the moves on
+    its own copy."""
+    domain = domain_for(state)
+    return best_before_stage_end(domain, domain.start, Budget(nodes, seconds, clock))
+
+
 def solve_deal(config: GameConfig, number: int | str, **budget: Any) -> SolveResult:
     """Solve deal ``number`` of ``config`` from its start."""
     return solve(new_game(config, number), **budget)
@@ -145,6 +161,7 @@ __all__ = [
     "UNWINNABLE",
     "SolveResult",
     "SolverBug",
+    "best_before_deal",
     "solution_record",
     "solve",
     "solve_deal",

@@ -124,6 +124,45 @@ def best_first(domain: Domain, start: Any, budget: Budget, *, complete: bool, ca
     return Outcome(EXHAUSTED, [], budget.used - nodes0, dropped)
 
 
+STAGE_KINDS = (Kind.DEAL, Kind.REDEAL)
+"""The moves that end a stage: a deal from the stock, a redeal."""
+
+
+def best_before_stage_end(domain: Domain, start: Any, budget: Budget) -> tuple[list[Move], int]:
+    """The best state (by the domain's evaluation) reachable from ``start`` without a deal or
+    redeal, by best-first search over the pruned moves within ``budget``: its moves (empty when
+    nothing beats ``start``) and its evaluation.
+
+    Not a solver: it answers what the rest of this stage can make of the position (how many cards
+    it can turn, which runs it can build) when every card is known.
+    """
+    key = domain.key
+    children = domain.children
+    base = domain.value(start)
+    best_value = base
+    best: Path = None
+    seen: set[Hashable] = {key(start, False)}
+    heap: list[tuple[int, int, Any, Path]] = [(-base, 0, start, None)]
+    counter = 0
+    pop = heapq.heappop
+    push = heapq.heappush
+    while heap and budget.spend():
+        _, _, s, path = pop(heap)
+        for v, move, child in children(s, False):
+            if move.kind in STAGE_KINDS:
+                continue
+            k = key(child, False)
+            if k in seen:
+                continue
+            seen.add(k)
+            child_path: Path = (move, path)
+            if v > best_value:
+                best_value, best = v, child_path
+            counter -= 1
+            push(heap, (-v, counter, child, child_path))
+    return path_moves(best), best_value
+
+
 DEFAULT_CAP = 20_000
 PROBE_NODES = 200
 """The complete search's first try: enough to settle a small position exactly."""
@@ -163,9 +202,6 @@ def search(domain: Domain, start: Any, budget: Budget) -> Outcome:
     out = best_first(domain, start, budget, complete=True, cap=1 << 62)
     out.nodes += used
     return out
-
-
-STAGE_KINDS = (Kind.DEAL, Kind.REDEAL)
 
 
 def staged(
