@@ -587,22 +587,8 @@ def second_opinion(
 # -- digging before a deal (perfect-information Monte Carlo on one stage) ----------------------
 
 
-@dataclass(frozen=True)
-class DigParams:
-    samples: int
-    """Guessed deals searched at one decision."""
-    nodes: int
-    """The search's budget per guessed deal, in states expanded."""
-    weigh: int = 3
-    """Ways to a card (the most voted first) weighed against every guess."""
-    weigh_nodes: int = 1000
-    """The search's budget per guess when weighing a way."""
-    seconds: float = 5.0
-    """A safety limit per search, far above what ``nodes`` takes on a normal machine."""
-
-
 def dig_plan(
-    s: GameState, rng: random.Random, memory: Memory, params: DigParams
+    s: GameState, rng: random.Random, memory: Memory, params: SolverParams
 ) -> list[Move] | None:
     """Before a deal, when the look-ahead finds nothing better: a way to show one more card.
 
@@ -610,9 +596,10 @@ def dig_plan(
     card, for the best position this stage can reach before the next deal
     (:func:`protocol.solver.best_before_deal`): a question far smaller than winning the game,
     whose answer is mostly how many cards can still be turned and how.  Each way that shows a
-    card, cut at that card, votes for the position it leads to.  The ``params.weigh`` most voted
-    ways are then each played on every guess and the stage searched again from there: the way
-    whose stage ends best on average is played.  None when no guess finds a card to show.
+    card, cut at that card, votes for the position it leads to.  The ``params.weigh_ends`` most
+    voted ways are then each played on every guess and the stage searched again from there
+    (``params.weigh_nodes`` states): the way whose stage ends best on average is played.  None
+    when no guess finds a card to show.
     """
     from protocol.solver import best_before_deal
 
@@ -628,7 +615,7 @@ def dig_plan(
         votes[end] += 1
         if end not in plans or len(plan) < len(plans[end]):
             plans[end] = plan
-    ends = [end for end, _ in votes.most_common(params.weigh)]
+    ends = [end for end, _ in votes.most_common(params.weigh_ends)]
     if len(ends) < 2:
         return plans[ends[0]] if ends else None
     best, best_total = ends[0], float("-inf")

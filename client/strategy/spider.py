@@ -23,7 +23,6 @@ from protocol.spider import home_keeps_deals
 from .common import (
     EASY,
     NORMAL,
-    DigParams,
     LevelParams,
     Memory,
     SolverParams,
@@ -216,7 +215,7 @@ only the arrangements made final under the last deal.  2 suits keeps the look-ah
 deals 1 to 16, strong won 5 with the sampling (normal won 9; strong without it had won 61 of
 deals 1 to 100)."""
 
-DIG = {("strong", 1): DigParams(samples=8, nodes=2000, weigh=3, weigh_nodes=1000)}
+DIG = {("strong", 1): SolverParams(samples=8, nodes=2000, weigh_ends=3, weigh_nodes=1000)}
 """The levels and games (number of suits) that, before a deal, when the look-ahead finds nothing
 better, search the rest of the stage on guessed deals for a way to show one more card
 (:func:`dig_plan`).  With 1 suit the games lost were mostly lost long before the end: at the
