@@ -397,9 +397,9 @@ def test_one_suit_strong_searches_four_moves_until_the_stock_is_out() -> None:
     assert memory.solves == 0 and memory.digs > 0
 
 
-def _first_dig(number: int) -> tuple[GameState, Move]:
-    """1-suit deal ``number`` played by strong up to its first dig: the position and the move."""
-    real = new_game(GameConfig("spider", {"suits": 1}), number)
+def _first_dig(number: int, suits: int = 1) -> tuple[GameState, Move]:
+    """Spider deal ``number`` played by strong up to its first dig: the position and the move."""
+    real = new_game(GameConfig("spider", {"suits": suits}), number)
     memory = Memory()
     rng = random.Random(number)
     while real.stock:
@@ -437,6 +437,9 @@ def test_one_suit_strong_digs_for_a_card_on_guessed_deals_before_a_deal() -> Non
     for p in bare.piles:
         p[:] = [c for c in p if c != UNKNOWN]
     assert dig_plan(bare, random.Random(2), Memory(), params) is None
+    # with 4 suits strong digs too, before it asks the solver
+    state, move = _first_dig(9, suits=4)
+    assert state.stock and state.check(move) is None
 
 
 def test_one_suit_normal_looks_one_move_ahead() -> None:
