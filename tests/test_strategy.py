@@ -397,8 +397,9 @@ def test_one_suit_strong_searches_four_moves_until_the_stock_is_out() -> None:
     assert memory.solves == 0 and memory.digs > 0
 
 
-def _first_dig(number: int, suits: int = 1) -> tuple[GameState, Move]:
-    """Spider deal ``number`` played by strong up to its first dig: the position and the move."""
+def _first_dig(number: int, suits: int = 1) -> tuple[GameState, Move, Memory]:
+    """Spider deal ``number`` played by strong up to its first dig: the position, the move chosen
+    there and the bot's memory after it."""
     real = new_game(GameConfig("spider", {"suits": suits}), number)
     memory = Memory()
     rng = random.Random(number)
@@ -408,7 +409,7 @@ def _first_dig(number: int, suits: int = 1) -> tuple[GameState, Move]:
         move = choose_move(real, "strong", rng, memory)
         assert move is not None
         if memory.digs > digs:
-            return before, move
+            return before, move, memory
         real.apply(move)
     raise AssertionError("no dig before the stock was out")
 
@@ -418,7 +419,7 @@ def test_one_suit_strong_digs_for_a_card_on_guessed_deals_before_a_deal() -> Non
     stage on eight guessed deals and plays a way to a card instead of dealing."""
     from client.strategy.common import dig_plan
 
-    state, move = _first_dig(105)
+    state, move, _ = _first_dig(105)
     assert state.stock and state.check(move) is None and move != DEAL
     params = spider.DIG[("strong", 1)]
     plans = [
@@ -437,9 +438,22 @@ def test_one_suit_strong_digs_for_a_card_on_guessed_deals_before_a_deal() -> Non
     for p in bare.piles:
         p[:] = [c for c in p if c != UNKNOWN]
     assert dig_plan(bare, random.Random(2), Memory(), params) is None
-    # with 4 suits strong digs too, before it asks the solver
-    state, move = _first_dig(9, suits=4)
-    assert state.stock and state.check(move) is None
+
+
+def test_four_suit_strong_digs_before_it_asks_the_solver() -> None:
+    """With 4 suits strong digs first at a key decision and asks the solver only when no guess
+    shows a card.  Deal 6: the dig finds a way (8 searches, then 3 ways weighed on 8 guesses
+    each), so the solver is never asked and no deal is made; deal 9: no guess shows a card, so
+    the solver is asked once, finds nothing either, and strong deals."""
+    params = spider.DIG[("strong", 4)]
+    assert params is spider.DIG[("strong", 1)]
+    state, move, memory = _first_dig(6, suits=4)
+    assert state.stock and state.check(move) is None and move != DEAL
+    assert memory.solves == 0
+    assert memory.digs == params.samples * (1 + params.weigh_ends)
+    state, move, memory = _first_dig(9, suits=4)
+    assert memory.digs == params.samples and memory.solves == 1
+    assert move == DEAL and state.check(move) is None
 
 
 def test_one_suit_normal_looks_one_move_ahead() -> None:
