@@ -14,6 +14,7 @@ import client.bot as bot
 from client.strategy import (
     PACE,
     Memory,
+    OfflineGame,
     Player,
     choose_move,
     determinize,
@@ -482,3 +483,25 @@ def test_one_suit_normal_looks_one_move_ahead() -> None:
     strong = choose_move(state, "strong", random.Random(5), Memory())
     assert strong == Move(Kind.TABLEAU, 8, 9, 1)
     assert spider.level_params("normal", 2) is spider.PARAMS["normal"]
+
+
+def test_an_offline_game_kept_at_its_last_deal_goes_on_as_if_never_stopped() -> None:
+    """bench/endgames.py keeps games right after their last deal (pickled) and plays them on
+    from there: the game played on must be the very game played in one go, same random draws,
+    same memory, same moves."""
+    import pickle
+
+    config = GameConfig("spider", {"suits": 1})
+    whole = play_offline(new_game(config, 3), "normal", random.Random(3))
+    game = OfflineGame(new_game(config, 3), Player("normal", random.Random(3)))
+    over = game.play(stop=lambda move, real: move == DEAL and not real.stock)
+    assert not over and not game.real.stock and game.steps < whole.moves
+    kept = pickle.loads(pickle.dumps(game))
+    assert kept.play()
+    played_on = kept.result()
+    assert (played_on.won, played_on.moves, played_on.score) == (
+        whole.won,
+        whole.moves,
+        whole.score,
+    )
+    assert played_on.searches == whole.searches

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from protocol.config import SPIDER
@@ -60,6 +61,7 @@ __all__ = [
     "PACE",
     "GameResult",
     "Memory",
+    "OfflineGame",
     "Pace",
     "Player",
     "check_level",
@@ -134,6 +136,65 @@ class GameResult:
     during its pause, so each move takes the longer of the two."""
 
 
+class OfflineGame:
+    """A game played by one bot as a seat would over the network, that can stop and go on.
+
+    The bot keeps its own copy (``mine``) built from ``real.view()`` (hidden cards UNKNOWN),
+    chooses on it, and learns each shown card only when the real game shows it, exactly as
+    ``run_bot`` does.  :meth:`play` can stop after a chosen move (``stop``) and be called again
+    later, on this object or on a copy of it (``copy.deepcopy``, ``pickle``): the bench keeps
+    games at a point and plays them on in other ways from there.
+    """
+
+    def __init__(self, real: GameState, player: Player, *, cap: int | None = None) -> None:
+        self.real = real
+        self.player = player
+        self.mine = state_class(real.config).from_view(real.config, real.view())
+        self.limit = cap if cap is not None else MOVE_CAP.get(real.config.game, 1500) + 10
+        self.steps = 0
+        self.thinking = 0.0
+        self.longest = 0.0
+        self.paced = 0.0
+
+    def play(self, stop: Callable[[Move, GameState], bool] | None = None) -> bool:
+        """Play until the game is over, or until ``stop(move, real)`` is true after a move;
+        whether the game is over."""
+        real, mine, pause = self.real, self.mine, PACE[self.player.level].mean
+        while not real.over and self.steps < self.limit:
+            t0 = time.perf_counter()
+            move = self.player.choose(mine) or RESIGN
+            dt = time.perf_counter() - t0
+            self.thinking += dt
+            self.longest = max(self.longest, dt)
+            self.paced += max(pause, dt)
+            change = real.apply(move)
+            mirror = mine.apply(change.move)
+            shown = [(p.pile, p.index) for p in change.shown]
+            if [(p.pile, p.index) for p in mirror.shown] != shown:
+                raise AssertionError(f"the bot's copy shows other cards than the game for {move}")
+            for p in change.shown:
+                mine.show(p)
+            self.steps += 1
+            if stop is not None and stop(move, real):
+                break
+        return real.over or self.steps >= self.limit
+
+    def result(self) -> GameResult:
+        real, memory = self.real, self.player.memory
+        return GameResult(
+            won=real.won,
+            resigned=real.resigned,
+            stuck=real.stuck,
+            score=real.score(),
+            moves=real.moves,
+            seconds=self.thinking,
+            searches=memory.searches,
+            solves=memory.solves,
+            longest=self.longest,
+            paced=self.paced,
+        )
+
+
 def play_offline(
     real: GameState,
     level: str = DEFAULT_LEVEL,
@@ -141,42 +202,8 @@ def play_offline(
     *,
     cap: int | None = None,
 ) -> GameResult:
-    """Play ``real`` (a full state) to its end as a seat would over the network.
-
-    The bot keeps its own copy built from ``real.view()`` (hidden cards UNKNOWN), chooses on it,
-    and learns each shown card only when the real game shows it, exactly as ``run_bot`` does.
-    """
-    player = Player(level, rng or random.Random(0))
-    mine = state_class(real.config).from_view(real.config, real.view())
-    limit = cap if cap is not None else MOVE_CAP.get(real.config.game, 1500) + 10
-    thinking = 0.0
-    longest = 0.0
-    paced = 0.0
-    pause = PACE[level].mean
-    steps = 0
-    while not real.over and steps < limit:
-        t0 = time.perf_counter()
-        move = player.choose(mine) or RESIGN
-        dt = time.perf_counter() - t0
-        thinking += dt
-        longest = max(longest, dt)
-        paced += max(pause, dt)
-        change = real.apply(move)
-        mirror = mine.apply(change.move)
-        if [(p.pile, p.index) for p in mirror.shown] != [(p.pile, p.index) for p in change.shown]:
-            raise AssertionError(f"the bot's copy shows other cards than the game for {move}")
-        for p in change.shown:
-            mine.show(p)
-        steps += 1
-    return GameResult(
-        won=real.won,
-        resigned=real.resigned,
-        stuck=real.stuck,
-        score=real.score(),
-        moves=real.moves,
-        seconds=thinking,
-        searches=player.memory.searches,
-        solves=player.memory.solves,
-        longest=longest,
-        paced=paced,
-    )
+    """Play ``real`` (a full state) to its end as a seat would over the network
+    (:class:`OfflineGame`)."""
+    game = OfflineGame(real, Player(level, rng or random.Random(0)), cap=cap)
+    game.play()
+    return game.result()
