@@ -22,7 +22,7 @@ from client.strategy import (
     play_offline,
     spider,
 )
-from client.strategy.common import deck, reveal_prefix, unseen
+from client.strategy.common import SolverParams, deck, reveal_prefix, unseen
 from protocol.config import GameConfig
 from protocol.game import GameState, new_game
 from protocol.moves import DEAL, REDEAL, UNKNOWN, Kind, Move
@@ -360,8 +360,12 @@ def test_the_solvers_second_opinion_keeps_the_look_aheads_way_unless_clearly_bea
     from client.strategy.common import second_opinion
 
     s = masked(_deal_13_after_the_last_deal())
-    params = spider.ENDGAME[("strong", 1)][1]
-    assert params.keep_margin == 2
+    assert spider.ENDGAME[("strong", 1)][1].keep_margin == 2
+    # the seeds below were chosen for these settings (six guesses solved and six more to weigh);
+    # strong's own may ask for more guesses, which draws other guesses from the same seed
+    params = SolverParams(
+        samples=6, nodes=3000, weigh_ends=4, weigh_nodes=1500, weigh_fresh=6, keep_margin=2
+    )
     own = [JACK_TO_THE_EMPTY_PILE]
     stubborn = replace(params, keep_margin=params.samples + params.weigh_fresh + 1)
     for seed in (1, 2):

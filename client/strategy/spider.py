@@ -187,11 +187,11 @@ ENDGAME = {
     ("strong", 1): (
         0,
         SolverParams(
-            samples=6,
-            nodes=3000,
+            samples=8,
+            nodes=4000,
             weigh_ends=4,
-            weigh_nodes=1500,
-            weigh_fresh=6,
+            weigh_nodes=2000,
+            weigh_fresh=8,
             keep_margin=2,
         ),
     ),
@@ -206,11 +206,15 @@ mistake cannot be mended by a deal to come, and the positions are small enough t
 thousand states.
 
 1 suit, once the stock is out, weighs every decision the look-ahead makes (:func:`second_opinion`):
-the look-ahead's plan and the ways the guesses found (up to four) are each tried on those
-guesses and six more, and another way is played only if it wins at least two more of the twelve.
-Counting votes lost games where most guesses were won by the quickest way to see a card (a lone
-card to the last empty pile), a way that loses on many deals where a slower one wins; playing
-whichever way wins most guesses lost 2 of 24 positions the look-ahead alone wins.  4 suits weighs
+the look-ahead's plan and the ways the guesses found (up to four) are each tried on those eight
+guesses (4,000 states each) and eight more (2,000 each), and another way is played only if it
+wins at least two more of the sixteen.  Six and six guesses at 3,000 and 1,500 states won 32 of
+the 52 hardest positions strong reached after the last deal on deals 1 to 200 (ten or more cards
+face down); eight and eight at 4,000 and 2,000 won 35 (183 whole games of 200 against 180), at
+10.9 s of thinking an endgame against 9.2 (``bench/endgames.py``; docs/bots.md).  Counting
+votes lost games where most guesses were won by the quickest way to see a card (a lone card to
+the last empty pile), a way that loses on many deals where a slower one wins; playing whichever
+way wins most guesses lost 2 of 24 positions the look-ahead alone wins.  4 suits weighs
 only the arrangements made final under the last deal.  2 suits keeps the look-ahead alone: on
 deals 1 to 16, strong won 5 with the sampling (normal won 9; strong without it had won 61 of
 deals 1 to 100)."""
