@@ -1,7 +1,8 @@
 """Spider endgames: keep the bot's games right after their last deal, then play them on in other ways.
 
     .venv/bin/python bench/endgames.py collect --deals 200 [--first 1] [--suits 1]
-                                               [--level strong] [--procs 2] --out games.pkl
+                                               [--level strong] [--dig-set samples=12,nodes=4000]
+                                               [--procs 2] --out games.pkl
     .venv/bin/python bench/endgames.py play games.pkl [--set samples=12,weigh_fresh=12]
                                                [--min-down 10] [--seeds 0] [--procs 2] [--log F]
 
@@ -9,7 +10,8 @@ Most of a Spider game's luck, and most of 1-suit strong's thinking, comes after 
 where no deal is left to mend a mistake (docs/bots.md).  ``collect`` plays each deal offline
 exactly as ``bench/bots.py`` does (``client.strategy.OfflineGame``, the bench's seed for each
 deal) and keeps the game right after its last deal: the real game, the bot's own copy, its memory
-and its random generator.  ``play`` takes those games on from there with the level's endgame
+and its random generator; ``--dig-set`` plays the stages before with other digging settings
+(``DIG``), and the cards left face down after the last deal are counted (the hard positions).  ``play`` takes those games on from there with the level's endgame
 settings (``ENDGAME`` in ``client/strategy/spider.py``), changed by ``--set`` (fields of
 ``SolverParams``), so that one way of playing the endgame can be measured against another on the
 very same positions in a fraction of the time the whole games take.
@@ -50,10 +52,12 @@ def after_last_deal(move: Move, real: GameState) -> bool:
     return move == DEAL and not real.stock
 
 
-def collect_one(task: tuple[int, int, str]) -> tuple[int, bytes | None, bool, float]:
+def collect_one(task: tuple[int, int, str, Any]) -> tuple[int, bytes | None, bool, float]:
     """Deal ``number`` played up to right after its last deal: the kept game (pickled), or
     None when the game ended before; whether it was won; the thinking so far."""
-    number, suits, level = task
+    number, suits, level, dig = task
+    if dig is not None:
+        spider.DIG[(level, suits)] = dig  # this worker process's copy only
     config = GameConfig("spider", {"suits": suits})
     game = OfflineGame(new_game(config, number), Player(level, random.Random(number)))
     over = game.play(stop=after_last_deal)
@@ -71,6 +75,16 @@ def endgame_params(level: str, suits: int, changes: dict[str, int | float]) -> A
         return None
     threshold, params = spider.ENDGAME[key]
     return threshold, dataclasses.replace(params, **changes)
+
+
+def dig_params(level: str, suits: int, changes: dict[str, int | float]) -> Any:
+    """The level's digging settings with ``changes`` made (None: unchanged)."""
+    if not changes:
+        return None
+    key = (level, suits)
+    if key not in spider.DIG:
+        raise SystemExit(f"{level} with {suits} suit(s) does not dig: nothing to --dig-set")
+    return dataclasses.replace(spider.DIG[key], **changes)
 
 
 def play_one(task: tuple[int, bytes, int, str, int, Any]) -> dict[str, Any]:
@@ -92,21 +106,24 @@ def play_one(task: tuple[int, bytes, int, str, int, Any]) -> dict[str, Any]:
     }
 
 
-def parse_changes(text: str) -> dict[str, int | float]:
+def parse_changes(text: str, option: str = "--set") -> dict[str, int | float]:
     fields = {f.name: f.type for f in dataclasses.fields(SolverParams)}
     out: dict[str, int | float] = {}
     for item in filter(None, text.split(",")):
         name, _, value = item.partition("=")
         if name not in fields or not value:
-            raise SystemExit(f"--set: {item!r} is not FIELD=VALUE for a field of SolverParams")
+            raise SystemExit(f"{option}: {item!r} is not FIELD=VALUE for a field of SolverParams")
         out[name] = float(value) if "." in value else int(value)
     return out
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
-    tasks = [(n, args.suits, args.level) for n in range(args.first, args.first + args.deals)]
+    dig = dig_params(args.level, args.suits, parse_changes(args.dig_set, "--dig-set"))
+    numbers = range(args.first, args.first + args.deals)
+    tasks = [(n, args.suits, args.level, dig) for n in numbers]
     kept: dict[int, bytes | None] = {}
     ended: dict[int, bool] = {}
+    down: dict[int, int] = {}
     t0 = time.perf_counter()
     thinking = 0.0
     with multiprocessing.Pool(args.procs) as pool:
@@ -115,6 +132,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
             thinking += think
             if blob is None:
                 ended[number] = won
+            else:
+                down[number] = sum(pickle.loads(blob).mine.down)
     meta = {"suits": args.suits, "level": args.level, "ended": ended}
     with args.out.open("wb") as f:
         pickle.dump({"meta": meta, "games": kept}, f)
@@ -123,6 +142,15 @@ def cmd_collect(args: argparse.Namespace) -> int:
         f"({sum(ended.values())} won); {thinking / max(1, len(kept)):.1f} s of thinking a game "
         f"so far, {time.perf_counter() - t0:.0f} s wall clock -> {args.out}"
     )
+    if dig is not None:
+        print(f"digging settings: {dig}")
+    if down:
+        hard = sum(1 for d in down.values() if d >= 10)
+        easy = sum(1 for d in down.values() if d <= 4)
+        print(
+            f"cards face down after the last deal: {sum(down.values()) / len(down):.1f} a game; "
+            f"{hard} of {len(down)} games with 10 or more, {easy} with 4 or fewer"
+        )
     return 0
 
 
@@ -177,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--first", type=int, default=1)
     c.add_argument("--suits", type=int, choices=(1, 2, 4), default=1)
     c.add_argument("--level", choices=LEVELS, default="strong")
+    c.add_argument(
+        "--dig-set", default="", metavar="FIELD=VALUE,...", help="digging settings (DIG)"
+    )
     c.add_argument("--procs", type=int, default=2)
     c.add_argument("--out", type=Path, required=True)
     p = sub.add_parser("play", help="play the kept games on")
