@@ -11,10 +11,11 @@ where no deal is left to mend a mistake (docs/bots.md).  ``collect`` plays each 
 exactly as ``bench/bots.py`` does (``client.strategy.OfflineGame``, the bench's seed for each
 deal) and keeps the game right after its last deal: the real game, the bot's own copy, its memory
 and its random generator; ``--dig-set`` plays the stages before with other digging settings
-(``DIG``), and the cards left face down after the last deal are counted (the hard positions).  ``play`` takes those games on from there with the level's endgame
-settings (``ENDGAME`` in ``client/strategy/spider.py``), changed by ``--set`` (fields of
-``SolverParams``), so that one way of playing the endgame can be measured against another on the
-very same positions in a fraction of the time the whole games take.
+(``DIG``), and the cards left face down after the last deal are counted (the hard positions).
+``play`` takes those games on from there with the level's endgame settings (``ENDGAME`` in
+``client/strategy/spider.py``), changed by ``--set`` (fields of ``SolverParams``), so that one way
+of playing the endgame can be measured against another on the very same positions in a fraction of
+the time the whole games take.
 
 With ``--seeds 0`` (the default) each game goes on with the random generator it had: with the
 settings unchanged that is the bench's own game, so the count of games won (those kept plus those
@@ -52,18 +53,20 @@ def after_last_deal(move: Move, real: GameState) -> bool:
     return move == DEAL and not real.stock
 
 
-def collect_one(task: tuple[int, int, str, Any]) -> tuple[int, bytes | None, bool, float]:
+def collect_one(task: tuple[int, int, str, Any]) -> tuple[int, bytes | None, bool, float, int]:
     """Deal ``number`` played up to right after its last deal: the kept game (pickled), or
-    None when the game ended before; whether it was won; the thinking so far."""
+    None when the game ended before; whether it was won; the thinking so far; the cards the bot
+    still has face down."""
     number, suits, level, dig = task
     if dig is not None:
         spider.DIG[(level, suits)] = dig  # this worker process's copy only
     config = GameConfig("spider", {"suits": suits})
     game = OfflineGame(new_game(config, number), Player(level, random.Random(number)))
     over = game.play(stop=after_last_deal)
+    down = sum(game.mine.down)
     if over:
-        return number, None, game.real.won, game.thinking
-    return number, pickle.dumps(game), False, game.thinking
+        return number, None, game.real.won, game.thinking, down
+    return number, pickle.dumps(game), False, game.thinking, down
 
 
 def endgame_params(level: str, suits: int, changes: dict[str, int | float]) -> Any:
@@ -127,13 +130,13 @@ def cmd_collect(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     thinking = 0.0
     with multiprocessing.Pool(args.procs) as pool:
-        for number, blob, won, think in pool.imap_unordered(collect_one, tasks):
+        for number, blob, won, think, face_down in pool.imap_unordered(collect_one, tasks):
             kept[number] = blob
             thinking += think
             if blob is None:
                 ended[number] = won
             else:
-                down[number] = sum(pickle.loads(blob).mine.down)
+                down[number] = face_down
     meta = {"suits": args.suits, "level": args.level, "ended": ended}
     with args.out.open("wb") as f:
         pickle.dump({"meta": meta, "games": kept}, f)
