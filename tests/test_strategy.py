@@ -385,11 +385,15 @@ def test_the_solvers_second_opinion_keeps_the_look_aheads_way_unless_clearly_bea
     assert plan and s.check(plan[0]) is None
 
 
-def test_one_suit_strong_searches_four_moves_until_the_stock_is_out() -> None:
-    """With 1 suit strong plays normal's four-move search while cards are left to deal (never
-    asking the solver, only digging on guessed deals when the search finds nothing), and asks the
-    solver only once the stock is out."""
-    assert spider.level_params("strong", 1) is spider.NORMAL
+def test_one_suit_strong_searches_past_the_cards_it_shows_until_the_stock_is_out() -> None:
+    """With 1 suit strong plays a wider search that goes on past the cards it shows while cards
+    are left to deal (never asking the solver, only digging on guessed deals when the search finds
+    nothing), and asks the solver only once the stock is out."""
+    params = spider.level_params("strong", 1)
+    assert params.past_shown and params.last_resort is not None and params.last_resort.past_shown
+    assert params.budget > spider.NORMAL.budget and params.depth > spider.NORMAL.depth
+    assert not spider.level_params("normal", 1).past_shown
+    assert not spider.level_params("strong", 2).past_shown
     assert ("strong", 1) not in spider.SOLVER and ("strong", 1) not in spider.REVEAL_SLACK
     assert spider.ENDGAME[("strong", 1)][0] == 0
     real = new_game(GameConfig("spider", {"suits": 1}), 7)
@@ -400,6 +404,53 @@ def test_one_suit_strong_searches_four_moves_until_the_stock_is_out() -> None:
         assert move is not None
         real.apply(move)
     assert memory.solves == 0 and memory.digs > 0
+
+
+def _two_cards_to_show() -> GameState:
+    """A masked 1-suit position with two cards to show one after the other: 5S off pile 1 onto
+    the 6S of pile 3 turns pile 1's card, 7S off pile 2 onto the 8S of pile 4 turns pile 2's
+    (kings on the other six piles)."""
+    from protocol.cards import parse
+
+    s = masked(new_game(GameConfig("spider", {"suits": 1}), 1))
+    u = UNKNOWN
+    ranks = [["5S"], ["7S"], ["9S", "6S"], ["TS", "8S"]] + [["KS"]] * 6
+    s.piles = [[u, u, *map(parse, r)] for r in ranks]
+    s.down = [2] * 10
+    return s
+
+
+def _turned(s: GameState, plan: list[Move]) -> int:
+    t = s.copy()
+    return sum(len(t.apply(m).turned) for m in plan)
+
+
+def test_a_search_past_the_cards_it_shows_plans_to_show_several() -> None:
+    """The search can go on past a card it shows, that card unknown: it then finds the plan that
+    shows both cards, where a search that stops at the first card shown sees one at most.  A card
+    shown is not known, so nothing is ever planned onto it."""
+    from dataclasses import replace
+
+    from client.strategy.common import LevelParams, search
+    from protocol.cards import parse
+
+    s = _two_cards_to_show()
+    short = LevelParams(budget=200, depth=4, noise=0.0)
+    far = replace(short, past_shown=True)
+    rng = random.Random(1)
+    stops = search(s, spider.spider_value, spider.spider_moves, short, rng)
+    goes_on = search(s, spider.spider_value, spider.spider_moves, far, rng)
+    assert _turned(s, stops.plan) == 1
+    assert _turned(s, goes_on.plan) == 2
+    assert goes_on.value > stops.value
+    # after the first card shown its face is unknown: no move goes onto it
+    t = s.copy()
+    t.apply(goes_on.plan[0])
+    shown = next(i for i, p in enumerate(t.piles) if p[-1] == UNKNOWN)
+    t.piles[4][-1] = parse("QS")  # the rules would let a queen go on a "king" of unknown face
+    assert any(m.src == 4 and m.dst == shown for m in t.legal_moves())
+    assert not any(m.dst == shown for m in spider.spider_moves(t))
+    assert any(m.src == 4 for m in spider.spider_moves(t))
 
 
 def _first_dig(number: int, suits: int = 1) -> tuple[GameState, Move, Memory]:

@@ -59,6 +59,9 @@ class LevelParams:
     """Standard deviation of the noise added to each position's value (easy)."""
     last_resort: LevelParams | None = None
     """A wider search before a deal, a redeal or giving up, when the usual one found nothing."""
+    past_shown: bool = False
+    """Search on past a card shown, that card unknown (it takes nothing and goes only to an
+    empty pile): plans that show several cards whatever they are."""
 
 
 EASY = LevelParams(budget=200, depth=1, noise=12.0)
@@ -149,8 +152,13 @@ def search(
     """Best-first search over the moves that show no new card, from ``root`` (masked).
 
     A move that shows a card (a card turned, a pile refilled from the stock) ends its line: what
-    comes next depends on a card the bot does not know.  ``avoid`` holds positions not to go
-    back to.  Plans are compared by value, then by length (shorter first).
+    comes next depends on a card the bot does not know.  With ``params.past_shown`` a card turned
+    does not: the line goes on with that card face up and unknown, so the search finds plans that
+    show several cards whatever they turn out to be (the game's own moves must then never go onto
+    an unknown card: Spider's :func:`~client.strategy.spider.spider_moves` sees to it).  A bot
+    plays such a plan only up to its first card shown (:meth:`Memory.follow`) and then looks
+    again, knowing that card.  ``avoid`` holds positions not to go back to.  Plans are compared
+    by value, then by length (shorter first).
     """
     base = value(root)
     best_score = base
@@ -204,6 +212,9 @@ def search(
                 if score > reveal_score:
                     reveal_score = score
                     reveal = list(line)
+                if params.past_shown and not change.dealt and len(line) < params.depth:
+                    heapq.heappush(heap, (-v, counter, child, line))
+                    counter += 1
             elif len(line) < params.depth:
                 heapq.heappush(heap, (-v, counter, child, line))
                 counter += 1
