@@ -180,12 +180,11 @@ Strong searches wider (400 positions and eight moves, then 2,000 and fourteen be
 past the cards it shows (``past_shown``): a card turned does not end a line, the search goes on
 with that card unknown, so it sees which way shows two or three cards where another shows one
 and spends the empty pile.  It plays such a plan up to its first card shown, then looks again.
-That search without the digging, before the last deal, left 6.1 cards face down a game on deals
-1 to 200
-(5.2 at this width) where the four-move search that stops at the first card shown left 10.1;
-strong with it won 188 of deals 1 to 200 where it had won 183 (docs/bots.md).  It digs on
-guessed deals where that search finds nothing before a deal (:data:`DIG`), then asks the solver
-for a second opinion (:data:`ENDGAME`)."""
+That search without the digging, before the last deal, left 6.1 cards face down a game on
+deals 1 to 200 (5.2 at this width) where the four-move search that stops at the first card shown
+left 10.1; strong with it won 188 of deals 1 to 200 where it had won 183 (docs/bots.md).  It
+digs on guessed deals where that search finds nothing before a deal (:data:`DIG`), then asks the
+solver for a second opinion (:data:`ENDGAME`)."""
 
 
 def level_params(level: str, suits: int) -> LevelParams:
