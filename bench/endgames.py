@@ -5,6 +5,7 @@
                                                [--procs 2] --out games.pkl
     .venv/bin/python bench/endgames.py play games.pkl [--set samples=12,weigh_fresh=12]
                                                [--min-down 10] [--seeds 0] [--procs 2] [--log F]
+    .venv/bin/python bench/endgames.py oracle games.pkl [--min-down 10] [--nodes 200000]
 
 Most of a Spider game's luck, and most of 1-suit strong's thinking, comes after the last deal,
 where no deal is left to mend a mistake (docs/bots.md).  ``collect`` plays each deal offline
@@ -23,6 +24,11 @@ that ended before the last deal) is what ``bench/bots.py`` would print.  ``--see
 position N times with fresh generators instead, to see past one draw's luck.  ``--min-down K``
 plays only the positions with at least K cards face down (the hard ones: every game strong lost
 on deals 1 to 200 had 17 or more).
+
+``oracle`` asks the solver, which sees every card, whether each kept position (the real game, not
+the bot's copy) can still be won: the games lost in a position it wins were lost by the endgame,
+those lost in a position it proves unwinnable before it.  A position it does not settle within
+``--nodes`` states is counted apart.
 
 The file ``collect`` writes is a pickle: load only files you made yourself.
 """
@@ -107,6 +113,17 @@ def play_one(task: tuple[int, bytes, int, str, int, Any]) -> dict[str, Any]:
         "thinking": round(game.thinking - before, 2),
         "longest": round(game.longest, 2),
     }
+
+
+def oracle_one(task: tuple[int, bytes, int]) -> tuple[int, int, str]:
+    """Kept game ``number``: the cards the bot has face down, and the solver's verdict on the real
+    position (``solved``, ``unwinnable`` or ``not found`` within ``nodes`` states)."""
+    from protocol.solver import solve
+
+    number, blob, nodes = task
+    game: OfflineGame = pickle.loads(blob)
+    result = solve(game.real.copy(), nodes=nodes, seconds=600.0)
+    return number, sum(game.mine.down), result.status
 
 
 def parse_changes(text: str, option: str = "--set") -> dict[str, int | float]:
@@ -198,6 +215,29 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_oracle(args: argparse.Namespace) -> int:
+    with args.file.open("rb") as f:
+        games = pickle.load(f)["games"]
+    tasks = [
+        (number, blob, args.nodes)
+        for number, blob in sorted(games.items())
+        if blob is not None and sum(pickle.loads(blob).mine.down) >= args.min_down
+    ]
+    t0 = time.perf_counter()
+    with multiprocessing.Pool(args.procs) as pool:
+        rows = sorted(pool.imap_unordered(oracle_one, tasks))
+    by: dict[str, list[str]] = {}
+    for number, down, status in rows:
+        by.setdefault(status, []).append(f"{number} ({down} down)")
+    print(
+        f"{len(rows)} kept positions with {args.min_down} or more cards face down, the solver "
+        f"seeing every card ({args.nodes} states at most); {time.perf_counter() - t0:.0f} s"
+    )
+    for status in sorted(by):
+        print(f"{status}: {len(by[status])}: {', '.join(by[status])}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -220,8 +260,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=0, help="fresh draws per position (0: its own)")
     p.add_argument("--procs", type=int, default=2)
     p.add_argument("--log", type=Path, help="a file that gets one line per run")
+    o = sub.add_parser("oracle", help="can the solver, seeing every card, win the kept games?")
+    o.add_argument("file", type=Path)
+    o.add_argument("--min-down", type=int, default=0, help="only positions this hard")
+    o.add_argument("--nodes", type=int, default=200_000, help="the solver's budget in states")
+    o.add_argument("--procs", type=int, default=2)
     args = ap.parse_args(argv)
-    return cmd_collect(args) if args.command == "collect" else cmd_play(args)
+    commands = {"collect": cmd_collect, "play": cmd_play, "oracle": cmd_oracle}
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":

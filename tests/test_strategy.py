@@ -560,3 +560,39 @@ def test_an_offline_game_kept_at_its_last_deal_goes_on_as_if_never_stopped() -> 
         whole.score,
     )
     assert played_on.searches == whole.searches
+
+
+def test_the_endgames_bench_asks_the_solver_about_the_real_kept_position(tmp_path) -> None:
+    """``bench/endgames.py oracle`` solves the real game kept at its last deal (not the bot's
+    copy, whose hidden cards are unknown) and sorts the positions by the solver's verdict."""
+    import pickle
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from protocol.solver import solve
+
+    config = GameConfig("spider", {"suits": 1})
+    game = OfflineGame(new_game(config, 3), Player("normal", random.Random(3)))
+    game.play(stop=lambda move, real: move == DEAL and not real.stock)
+    assert UNKNOWN in {c for p in game.mine.piles for c in p}  # the bot's copy hides cards
+    verdict = solve(game.real.copy(), nodes=20_000).status
+    kept = tmp_path / "kept.pkl"
+    with kept.open("wb") as f:
+        pickle.dump(
+            {
+                "meta": {"suits": 1, "level": "normal", "ended": {}},
+                "games": {3: pickle.dumps(game)},
+            },
+            f,
+        )
+    root = Path(__file__).resolve().parents[1]
+    command = [sys.executable, str(root / "bench" / "endgames.py"), "oracle", str(kept)]
+    out = subprocess.run(
+        [*command, "--nodes", "20000", "--procs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    assert f"{verdict}: 1: 3 ({sum(game.mine.down)} down)" in out
