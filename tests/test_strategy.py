@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import random
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -564,13 +565,12 @@ def test_an_offline_game_kept_at_its_last_deal_goes_on_as_if_never_stopped() -> 
     assert played_on.searches == whole.searches
 
 
-def test_the_endgames_bench_asks_the_solver_about_the_real_kept_position(tmp_path) -> None:
+def test_the_endgames_bench_asks_the_solver_about_the_real_kept_position(tmp_path: Path) -> None:
     """``bench/endgames.py oracle`` solves the real game kept at its last deal (not the bot's
     copy, whose hidden cards are unknown) and sorts the positions by the solver's verdict."""
     import pickle
     import subprocess
     import sys
-    from pathlib import Path
 
     from protocol.solver import solve
 

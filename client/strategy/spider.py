@@ -205,13 +205,13 @@ won where the search that stops at the first card shown won 151 (48 deals won th
 lost that it won), at 5.7 s of thinking a game against 4.5 (docs/bots.md)."""
 
 
+BY_SUITS = {1: ONE_SUIT, 2: TWO_SUITS}
+"""The levels that play otherwise with a number of suits; the others play :data:`PARAMS`."""
+
+
 def level_params(level: str, suits: int) -> LevelParams:
     """The search a level runs in Spider with ``suits`` suits."""
-    if suits == 1 and level in ONE_SUIT:
-        return ONE_SUIT[level]
-    if suits == 2 and level in TWO_SUITS:
-        return TWO_SUITS[level]
-    return PARAMS[level]
+    return BY_SUITS.get(suits, {}).get(level, PARAMS[level])
 
 
 SOLVER = {
