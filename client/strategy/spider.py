@@ -190,19 +190,21 @@ solver for a second opinion (:data:`ENDGAME`)."""
 
 TWO_SUITS = {
     "strong": LevelParams(
-        budget=120,
-        depth=4,
+        budget=400,
+        depth=8,
         noise=0.0,
         last_resort=LevelParams(
-            1500, 10, 0.0, LevelParams(6000, 20, 0.0, past_shown=True), past_shown=True
+            2000, 14, 0.0, LevelParams(8000, 20, 0.0, past_shown=True), past_shown=True
         ),
         past_shown=True,
     ),
 }
-"""Levels that play otherwise with 2 suits.  Strong's search is as wide as with 4 suits
-(:data:`PARAMS`) and goes on past the cards it shows, as with 1 suit: 171 of deals 1 to 300
-won where the search that stops at the first card shown won 151 (48 deals won that it lost, 28
-lost that it won), at 5.7 s of thinking a game against 4.5 (docs/bots.md)."""
+"""Levels that play otherwise with 2 suits.  Strong searches as wide as with 1 suit (400
+positions and eight moves, then 2,000 and fourteen, then 8,000 and twenty before a deal) and goes
+on past the cards it shows, as with 1 suit.  At 4-suit strong's width (120 and four, 1,500 and
+ten, 6,000 and twenty) that search won 171 of deals 1 to 300 where the one that stops at the first
+card shown won 151; this wider one won 191, at 8.7 s of thinking a game against 5.7
+(46 deals won that it lost, 26 lost that it won; docs/bots.md)."""
 
 
 BY_SUITS = {1: ONE_SUIT, 2: TWO_SUITS}
@@ -268,8 +270,9 @@ every card could have turned more than twice as many as the look-ahead did.  The
 gain 300 deals cannot prove), at 10 s of thinking a game against 0.3 s; strong with it won 180 of
 deals 1 to 200 against 171 (13 won that it lost, 4 lost that it won).  With 4 suits strong digs
 before it asks the solver about a guessed deal: 30 of deals 1 to 300 won against 21 (9, 10 and
-11 per hundred against 9, 6 and 6), at 7.3 s of thinking a game against 10.4.  2 suits was not
-tried."""
+11 per hundred against 9, 6 and 6), at 7.3 s of thinking a game against 10.4.  With 2 suits it
+lost more than it won (80 of deals 1 to 137 against 87, with the search as it was before
+:data:`TWO_SUITS` widened): not kept."""
 
 REVEAL_SLACK = {("strong", 2): 60, ("strong", 4): 60}
 """The levels and games (number of suits) that, before a deal, turn a card even when it costs this
