@@ -7,8 +7,8 @@ deals or gives up (with 1 suit it looks one move ahead, without noise: :data:`ON
 improves the position), asks the full-information solver about a few guessed deals: the unseen
 cards dealt at random, consistently with what it sees (perfect-information Monte Carlo), and plays
 the line most of the won guesses start with, up to the first card it shows.  With 1 suit strong
-plays a wider search that goes on past the cards it shows, those cards unknown (:data:`ONE_SUIT`;
-with 2 suits strong's search goes past them too, :data:`TWO_SUITS`),
+plays a wider search that goes on past the cards it shows, those cards unknown (with 2 and 4
+suits too, :data:`PARAMS`; with 1 suit without the solver at key decisions, :data:`ONE_SUIT`),
 digging for one more card on guessed deals before a deal where that search finds nothing
 (:data:`DIG`, 4 suits too), and once the stock is out weighs each decision of the search against
 the ways the solver finds on guessed deals (:data:`ENDGAME`).
@@ -152,14 +152,28 @@ PARAMS = {
     "easy": EASY,
     "normal": NORMAL,
     "strong": LevelParams(
-        budget=120,
-        depth=4,
+        budget=400,
+        depth=8,
         noise=0.0,
-        last_resort=LevelParams(1500, 10, 0.0, LevelParams(6000, 20, 0.0)),
+        last_resort=LevelParams(
+            2000, 14, 0.0, LevelParams(8000, 20, 0.0, past_shown=True), past_shown=True
+        ),
+        past_shown=True,
     ),
 }
-"""Spider's levels.  A wide search at every move does not pay in Spider (it finds long plans to
-positions that only look better); a wide one when the short one finds nothing does."""
+"""Spider's levels (with 1 suit some play otherwise: :data:`ONE_SUIT`).
+
+Strong searches 400 positions and eight moves at every decision, then 2,000 and fourteen, then
+8,000 and twenty before it deals, and its search goes on past the cards it shows (``past_shown``):
+a card turned does not end a line, the search carries on with that card unknown, so it sees
+which way shows two or three cards where another shows one.  It plays such a plan up to its first
+card shown, then looks again.  With 2 suits that search won 191 of deals 1 to 300 where the same
+search at 120 and four, 1,500 and ten, 6,000 and twenty won 171, and 151 when it also stopped at
+the first card shown (46 deals won that the narrower one lost, 26 lost that it won), at 8.7 s of
+thinking a game against 5.7.  With 4 suits it won 40 of deals 1 to 300 where the narrow search
+that stops at the first card shown won 30, at 8.8 s of thinking a game against 7.3
+(docs/bots.md).  The narrow search had been chosen because a wide one that stops at the first card
+shown finds long plans to positions that only look better."""
 
 ONE_SUIT = {
     "normal": LevelParams(budget=200, depth=1, noise=0.0),
@@ -188,26 +202,7 @@ digs on guessed deals where that search finds nothing before a deal (:data:`DIG`
 solver for a second opinion (:data:`ENDGAME`)."""
 
 
-TWO_SUITS = {
-    "strong": LevelParams(
-        budget=400,
-        depth=8,
-        noise=0.0,
-        last_resort=LevelParams(
-            2000, 14, 0.0, LevelParams(8000, 20, 0.0, past_shown=True), past_shown=True
-        ),
-        past_shown=True,
-    ),
-}
-"""Levels that play otherwise with 2 suits.  Strong searches as wide as with 1 suit (400
-positions and eight moves, then 2,000 and fourteen, then 8,000 and twenty before a deal) and goes
-on past the cards it shows, as with 1 suit.  At 4-suit strong's width (120 and four, 1,500 and
-ten, 6,000 and twenty) that search won 171 of deals 1 to 300 where the one that stops at the first
-card shown won 151; this wider one won 191, at 8.7 s of thinking a game against 5.7
-(46 deals won that it lost, 26 lost that it won; docs/bots.md)."""
-
-
-BY_SUITS = {1: ONE_SUIT, 2: TWO_SUITS}
+BY_SUITS = {1: ONE_SUIT}
 """The levels that play otherwise with a number of suits; the others play :data:`PARAMS`."""
 
 
@@ -271,8 +266,8 @@ gain 300 deals cannot prove), at 10 s of thinking a game against 0.3 s; strong w
 deals 1 to 200 against 171 (13 won that it lost, 4 lost that it won).  With 4 suits strong digs
 before it asks the solver about a guessed deal: 30 of deals 1 to 300 won against 21 (9, 10 and
 11 per hundred against 9, 6 and 6), at 7.3 s of thinking a game against 10.4.  With 2 suits it
-lost more than it won (80 of deals 1 to 137 against 87, with the search as it was before
-:data:`TWO_SUITS` widened): not kept."""
+lost more than it won (80 of deals 1 to 137 against 87, with the search as it was before it
+widened to 400 positions): not kept."""
 
 REVEAL_SLACK = {("strong", 2): 60, ("strong", 4): 60}
 """The levels and games (number of suits) that, before a deal, turn a card even when it costs this
