@@ -202,13 +202,11 @@ digs on guessed deals where that search finds nothing before a deal (:data:`DIG`
 solver for a second opinion (:data:`ENDGAME`)."""
 
 
-BY_SUITS = {1: ONE_SUIT}
-"""The levels that play otherwise with a number of suits; the others play :data:`PARAMS`."""
-
-
 def level_params(level: str, suits: int) -> LevelParams:
     """The search a level runs in Spider with ``suits`` suits."""
-    return BY_SUITS.get(suits, {}).get(level, PARAMS[level])
+    if suits == 1 and level in ONE_SUIT:
+        return ONE_SUIT[level]
+    return PARAMS[level]
 
 
 SOLVER = {
