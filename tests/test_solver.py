@@ -205,3 +205,69 @@ def test_a_move_taken_back_later_is_dropped_from_the_solution() -> None:
     assert verify(state, short) == ["2>1", "3>1"]
     assert search._undone(detour) == {0: 2}
     assert search.shorten(domain, domain.start, detour[1:], budget) == detour[1:]  # not a win
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"suits": 1},
+        {"suits": 2},
+        {"suits": 4},
+        {"suits": 1, "relaxed": 1},
+        {"suits": 2, "relaxed": 2},
+    ],
+)
+def test_the_spider_domain_keeps_its_evaluation_and_follows_the_engine(
+    options: dict[str, Any],
+) -> None:
+    """Along the solver's own wins (empty piles, suits going home) and random games: every
+    child's evaluation, updated move by move, is the evaluation of its position from scratch, and
+    each complete child is the engine's own position after that move (every legal move there,
+    nothing else)."""
+    import random
+
+    from protocol.solver.spider import SpiderDomain
+
+    config = GameConfig("spider", options)
+    rng = random.Random(7)
+    checked = 0
+    kinds: set[tuple[Kind, bool, bool]] = set()
+
+    def check(state: GameState) -> None:
+        nonlocal checked
+        domain = SpiderDomain(state)
+        start = domain.start
+        for complete in (False, True):
+            for v, move, child in domain.children(start, complete):
+                piles, down, dealt, found, value = child
+                assert v == value == domain._value(piles, down, dealt, found), move
+                after = state.copy()
+                change = after.apply(move)
+                assert [tuple(p) for p in after.piles] == list(piles), move
+                assert list(after.down) == list(down), move
+                to_empty = move.kind == Kind.TABLEAU and not state.piles[move.dst]
+                kinds.add((move.kind, to_empty, bool(change.turned)))
+                checked += 1
+        legal = {m for m in state.legal_moves() if m.kind != Kind.UNDO}
+        tableau = {m for _, m, _ in domain.children(start, True) if m.kind == Kind.TABLEAU}
+        assert tableau == {m for m in legal if m.kind == Kind.TABLEAU}
+
+    for number in (1, 2):
+        state = new_game(config, number)
+        won = solve(state, nodes=60_000, seconds=600.0)
+        for move in won.engine_moves[:250]:
+            check(state)
+            state.apply(move)
+        state = new_game(config, number)
+        for _ in range(60):
+            check(state)
+            legal = sorted(m for m in state.legal_moves() if m.kind != Kind.UNDO)
+            if not legal or state.won:
+                break
+            state.apply(rng.choice(legal))
+    assert checked > 1000
+    # every kind of change the evaluation follows: onto a card or an empty pile, turning a card
+    # or not, a deal
+    for kind in [(Kind.TABLEAU, a, b) for a in (False, True) for b in (False, True)]:
+        assert kind in kinds
+    assert any(k[0] == Kind.DEAL for k in kinds)

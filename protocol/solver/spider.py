@@ -2,8 +2,10 @@
 
 A state is ``(piles, down, dealt, found, value)``: the ten piles as tuples of card codes bottom to
 top, the face-down count of each, the rows dealt from the stock so far, the suits sent home, and
-the evaluation (kept up to date move by move: only the piles a move touches are re-scored, and a
-pile's score is memoized).
+the evaluation (kept up to date move by move: a move between piles changes it only by the link it
+breaks, the link it makes, a card it turns and a pile it empties, looked up in a table of every
+pair of cards; a deal or a suit going home re-scores the piles it touches, each pile's score
+memoized).
 
 The evaluation rewards suits home, face-down cards turned, same-suit links (a card with the
 same-suit card one rank lower on it), less so rank-only links, and empty piles; it charges for
@@ -51,6 +53,24 @@ def top_run(p: tuple[int, ...], up: int) -> int:
     return n
 
 
+def link_value(a: int, b: int) -> int:
+    """What card ``b`` lying on card ``a`` adds to a pile's evaluation."""
+    if b == a - 1 and a % 13:
+        return W_SUIT
+    if b % 13 + 1 == a % 13:
+        return W_RANK
+    return -W_BREAK
+
+
+LINKS: tuple[int, ...] = tuple(link_value(a, b) for a in range(52) for b in range(52))
+""":func:`link_value` of cards ``a`` and ``b`` at ``a * 52 + b`` (a constant table)."""
+MOVES: tuple[Move, ...] = tuple(
+    Move(Kind.TABLEAU, si, di, n) for si in range(PILES) for di in range(PILES) for n in range(14)
+)
+"""The pile-to-pile move of ``n`` cards from ``si`` to ``di`` at ``(si * PILES + di) * 14 + n``
+(a run that moves as a unit has at most 13 cards)."""
+
+
 class SpiderDomain:
     def __init__(self, state: GameState) -> None:
         self.relaxed: int = state.config.option("relaxed")
@@ -76,14 +96,7 @@ class SpiderDomain:
         else:
             v = -W_DOWN * d
             for i in range(d, len(p) - 1):
-                a = p[i]
-                b = p[i + 1]
-                if b == a - 1 and a % 13:
-                    v += W_SUIT
-                elif b % 13 + 1 == a % 13:
-                    v += W_RANK
-                else:
-                    v -= W_BREAK
+                v += link_value(p[i], p[i + 1])
         if len(self._memo) > 400_000:
             self._memo.clear()
         self._memo[k] = v
@@ -107,13 +120,9 @@ class SpiderDomain:
     # -- rules -------------------------------------------------------------------------------
 
     def won(self, s: State) -> bool:
-        piles, down, dealt, _, _ = s
-        if dealt < len(self.rows):
+        if s[2] < len(self.rows) or any(s[1]):
             return False
-        for p, d in zip(piles, down, strict=True):
-            if p and (len(p) != 13 or d or top_run(p, 13) != 13):
-                return False
-        return True
+        return all(not p or (len(p) == 13 and top_run(p, 13) == 13) for p in s[0])
 
     def _can_deal(self, piles: Any, down: Any) -> bool:
         if not any(not p for p in piles):
@@ -158,62 +167,76 @@ class SpiderDomain:
                 not p or (not down[i] and top_run(p, len(p)) == len(p)) for i, p in enumerate(piles)
             )
         )
+        link = LINKS
+        moves = MOVES
+        tops = [q[-1] % 13 if q else -99 for q in piles]
         for si, p in enumerate(piles):
             ds = down[si]
-            up = len(p) - ds
+            size = len(p)
+            up = size - ds
             if not up:
                 continue
             run = top_run(p, up)
-            top_r = p[-1] % 13
-            base = value - pv(p, ds)
-            for di, q in enumerate(piles):
-                if di == si or not q:
+            top_r = tops[si]
+            for di, t in enumerate(tops):
+                n = t - top_r
+                if not 1 <= n <= run or di == si:
                     continue
-                n = q[-1] % 13 - top_r
-                if not 1 <= n <= run:
-                    continue
+                q = piles[di]
                 moved = p[-n]
-                if not complete and n < up:
-                    below = p[-n - 1]
-                    if below % 13 == moved % 13 + 1 and q[-1] != moved + 1:
+                rest = size - n
+                if rest > ds:
+                    below = p[rest - 1]
+                    if not complete and below % 13 == moved % 13 + 1 and q[-1] != moved + 1:
                         continue  # already on a card one rank higher: no lateral move
-                np_ = p[:-n]
-                nd = ds - 1 if ds and len(np_) == ds else ds
-                nq = q + p[-n:]
-                dd = down[di]
-                v = base + pv(np_, nd) - pv(q, dd) + pv(nq, dd)
+                    v = value - link[below * 52 + moved]
+                    nd = ds
+                elif ds:
+                    v = value + W_DOWN
+                    nd = ds - 1
+                else:
+                    v = value + W_EMPTY
+                    nd = 0
+                v += link[q[-1] * 52 + moved]
                 lp = list(piles)
-                lp[si] = np_
-                lp[di] = nq
+                lp[si] = p[:rest]
+                lp[di] = q + p[rest:]
                 ld = down
                 if nd != ds:
                     l2 = list(down)
                     l2[si] = nd
                     ld = tuple(l2)
-                yield v, Move(Kind.TABLEAU, si, di, n), (tuple(lp), ld, dealt, found, v)
+                yield v, moves[(si * PILES + di) * 14 + n], (tuple(lp), ld, dealt, found, v)
             if not empties:
                 continue
             targets = empties if complete else empties[:1]
             if complete:
                 counts: Any = range(1, run + 1)
             else:
-                counts = [run] if len(p) > run else []
+                counts = [run] if size > run else []
                 if fill_by_split and run > 1:
                     counts.append(1)  # split a run: its top card fills the pile
             for di in targets:
                 for n in counts:
-                    np_ = p[:-n]
-                    if not complete and not np_:
+                    rest = size - n
+                    if rest > ds:
+                        v = value - link[p[rest - 1] * 52 + p[rest]] - W_EMPTY
+                        nd = ds
+                    elif ds:
+                        v = value + W_DOWN - W_EMPTY
+                        nd = ds - 1
+                    elif complete:
+                        v = value  # the pile only changes places
+                        nd = 0
+                    else:
                         continue  # the pile would only change places
-                    nd = ds - 1 if ds and len(np_) == ds else ds
-                    nq = p[-n:]
-                    v = base + pv(np_, nd) - W_EMPTY + pv(nq, 0)
                     lp = list(piles)
-                    lp[si] = np_
-                    lp[di] = nq
+                    lp[si] = p[:rest]
+                    lp[di] = p[rest:]
                     l2 = list(down)
                     l2[si] = nd
-                    yield v, Move(Kind.TABLEAU, si, di, n), (tuple(lp), tuple(l2), dealt, found, v)
+                    move = moves[(si * PILES + di) * 14 + n]
+                    yield v, move, (tuple(lp), tuple(l2), dealt, found, v)
         if dealt < len(self.rows) and self._can_deal(piles, down):
             row = self.rows[dealt]
             lp = [(*p, c) for p, c in zip(piles, row, strict=True)]
