@@ -221,9 +221,9 @@ def test_the_spider_domain_keeps_its_evaluation_and_follows_the_engine(
     options: dict[str, Any],
 ) -> None:
     """Along the solver's own wins (empty piles, suits going home) and random games: every
-    child's evaluation, updated move by move, is the evaluation of its position from scratch, and
-    each complete child is the engine's own position after that move (every legal move there,
-    nothing else)."""
+    child's evaluation, updated move by move, is the evaluation of its position from scratch; each
+    child is the engine's own position after that move (which the engine accepts); and the complete
+    children's moves between piles are exactly the engine's legal ones there."""
     import random
 
     from protocol.solver.spider import SpiderDomain
