@@ -8,7 +8,7 @@
     .venv/bin/python bench/endgames.py oracle games.pkl [--min-down 10] [--nodes 200000]
 
 Most of a Spider game's luck, and most of 1-suit strong's thinking, comes after the last deal,
-where no deal is left to mend a mistake (docs/bots.md).  ``collect`` plays each deal offline
+where no deal is left to mend a mistake (docs/bots-history.md).  ``collect`` plays each deal offline
 exactly as ``bench/bots.py`` does (``client.strategy.OfflineGame``, the bench's seed for each
 deal) and keeps the game right after its last deal: the real game, the bot's own copy, its memory
 and its random generator; ``--dig-set`` plays the stages before with other digging settings

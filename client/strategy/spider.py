@@ -172,8 +172,8 @@ search at 120 and four, 1,500 and ten, 6,000 and twenty won 171, and 151 when it
 the first card shown (46 deals won that the narrower one lost, 26 lost that it won), at 8.7 s of
 thinking a game against 5.7.  With 4 suits it won 40 of deals 1 to 300 where the narrow search
 that stops at the first card shown won 30, at 8.8 s of thinking a game against 7.3
-(docs/bots.md).  The narrow search had been chosen because a wide one that stops at the first card
-shown finds long plans to positions that only look better."""
+(docs/bots-history.md).  The narrow search had been chosen because a wide one that stops at the
+first card shown finds long plans to positions that only look better."""
 
 ONE_SUIT = {
     "normal": LevelParams(budget=200, depth=1, noise=0.0),
@@ -197,9 +197,9 @@ with that card unknown, so it sees which way shows two or three cards where anot
 and spends the empty pile.  It plays such a plan up to its first card shown, then looks again.
 That search without the digging, before the last deal, left 6.1 cards face down a game on
 deals 1 to 200 (5.2 at this width) where the four-move search that stops at the first card shown
-left 10.1; strong with it won 188 of deals 1 to 200 where it had won 183 (docs/bots.md).  It
-digs on guessed deals where that search finds nothing before a deal (:data:`DIG`), then asks the
-solver for a second opinion (:data:`ENDGAME`)."""
+left 10.1; strong with it won 188 of deals 1 to 200 where it had won 183
+(docs/bots-history.md).  It digs on guessed deals where that search finds nothing before a deal
+(:data:`DIG`), then asks the solver for a second opinion (:data:`ENDGAME`)."""
 
 
 def level_params(level: str, suits: int) -> LevelParams:
@@ -244,7 +244,7 @@ guesses (4,000 states each) and eight more (2,000 each), and another way is play
 wins at least two more of the sixteen.  Six and six guesses at 3,000 and 1,500 states won 32 of
 the 52 hardest positions strong reached after the last deal on deals 1 to 200 (ten or more cards
 face down); eight and eight at 4,000 and 2,000 won 35 (183 whole games of 200 against 180), at
-10.9 s of thinking an endgame against 9.2 (``bench/endgames.py``; docs/bots.md).  Counting
+10.9 s of thinking an endgame against 9.2 (``bench/endgames.py``; docs/bots-history.md).  Counting
 votes lost games where most guesses were won by the quickest way to see a card (a lone card to
 the last empty pile), a way that loses on many deals where a slower one wins; playing whichever
 way wins most guesses lost 2 of 24 positions the look-ahead alone wins.  4 suits weighs
