@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from protocol.config import OPTIONS, GameConfig
-from protocol.messages import Settings
+from protocol.messages import MAX_NAME, Settings
 from protocol.moves import Kind, Move
 
 from . import render
@@ -49,6 +49,9 @@ class Plan:
     auto_ready: bool = False
     port: int = 0
     """The port of a server inside this process (on 127.0.0.1; 0: any free one)."""
+    any_name: bool = False
+    """The name is only a default (``watch`` without ``--name``): if someone in the room has it,
+    the same name with a number (``Ann 2``) is taken instead."""
 
 
 class HelpScreen(ModalScreen[None]):
@@ -160,7 +163,7 @@ class RaceApp(App[None]):
                 await self.session.create(plan.name, plan.settings or Settings())
             else:
                 assert plan.code is not None
-                await self.session.join(plan.code, plan.name, spectate=plan.action == "watch")
+                await self._join(plan)
             code = self.session.code
             assert code is not None
             self.join_hint = join_command(code, url, embedded=plan.url is None)
@@ -191,6 +194,21 @@ class RaceApp(App[None]):
             self.model.status = f"Could not get into the room: {self.failed}. Press q to quit."
             self.model.phase = "gone"
         self.refresh_view()
+
+    async def _join(self, plan: Plan) -> None:
+        """Join (or watch) the plan's room; a default name the room already has gets a number."""
+        assert plan.code is not None
+        spectate = plan.action == "watch"
+        names = [plan.name]
+        if plan.any_name:
+            names += [f"{plan.name[: MAX_NAME - 1 - len(str(i))]} {i}" for i in range(2, 10)]
+        for i, name in enumerate(names):
+            try:
+                await self.session.join(plan.code, name, spectate=spectate)
+                return
+            except ServerError as exc:
+                if exc.code != "name_taken" or i == len(names) - 1:
+                    raise
 
     async def wait_for_players(self, n: int, timeout: float = 15.0) -> None:
         """Until ``n`` players are seated (the bots have joined), or the time runs out."""

@@ -12,7 +12,8 @@ from pathlib import Path
 from protocol.config import GAMES, ConfigError, GameConfig
 from protocol.deals import deal
 from protocol.game import GameState, state_class
-from protocol.messages import Settings
+from protocol.messages import MAX_CODE, MAX_NAME, Settings
+from protocol.names import BadName, normalize
 from protocol.record import RecordError, ReplayError, load, replay
 
 from .net import DEFAULT_URL, URL_ENV
@@ -185,8 +186,39 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def default_name() -> str:
-    name = os.environ.get("PATIENCE_RACE_NAME") or os.environ.get("USER") or "Player"
-    return name[:24] or "Player"
+    """``$PATIENCE_RACE_NAME``, else the login name, made a valid display name (cut to
+    :data:`~protocol.messages.MAX_NAME` characters); ``Player`` if neither is one."""
+    for raw in (os.environ.get("PATIENCE_RACE_NAME"), os.environ.get("USER")):
+        if raw:
+            try:
+                return normalize(raw.strip()[:MAX_NAME])
+            except BadName:
+                continue
+    return "Player"
+
+
+def display_name(text: str) -> str:
+    """A ``--name`` as the server will take it (:func:`protocol.names.normalize`), or the reason
+    it cannot be one, for argparse to print."""
+    try:
+        return normalize(text)
+    except BadName as exc:
+        raise argparse.ArgumentTypeError(f"{clean(text)!r}: {exc}") from None
+
+
+def room_code(text: str) -> str:
+    """A room code as typed (``K7QM-X2PF``, ``k7qm x2pf``), or why it cannot be one."""
+    code = text.strip()
+    letters = "".join(ch for ch in code if ch.isalnum())
+    if (
+        not 4 <= len(code) <= MAX_CODE
+        or not 4 <= len(letters) <= MAX_CODE
+        or not all(ch.isascii() and (ch.isalnum() or ch in "- ") for ch in code)
+    ):
+        raise argparse.ArgumentTypeError(
+            f"{clean(text)!r} is not a room code: a code looks like K7QM-X2PF"
+        )
+    return code
 
 
 def server_url(args: argparse.Namespace) -> str:
@@ -292,7 +324,7 @@ def run_app(plan: object) -> int:
     if app.failed:
         print(f"patience-race: {clean(app.failed)}", file=sys.stderr)
         return 1
-    return 0
+    return app.return_code or 0  # 1 when the app stopped on an error (Textual printed it)
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -411,7 +443,11 @@ def cmd_join(args: argparse.Namespace) -> int:
 def cmd_watch(args: argparse.Namespace) -> int:
     from .app import Plan
 
-    return run_app(Plan(action="watch", name=args.name, url=server_url(args), code=args.code))
+    name = args.name or default_name()
+    plan = Plan(
+        action="watch", name=name, url=server_url(args), code=args.code, any_name=not args.name
+    )
+    return run_app(plan)
 
 
 def cmd_rooms(args: argparse.Namespace) -> int:
@@ -503,7 +539,7 @@ def add_race_arguments(p: argparse.ArgumentParser) -> None:
         help="a fixed deal number instead of a secret random one; or winnable: a secret random "
         "deal the server's solver has won (the results show its par)",
     )
-    p.add_argument("--name", default=default_name(), help="your display name")
+    p.add_argument("--name", type=display_name, default=default_name(), help="your display name")
     p.add_argument(
         "--level", choices=("easy", "normal", "strong"), default="normal", help="the bots' level"
     )
@@ -596,9 +632,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_host)
 
     p = sub.add_parser("join", help="join a room by its code (or take your seat back)")
-    p.add_argument("code", help="the room's code, as in K7QM-X2PF")
+    p.add_argument("code", type=room_code, help="the room's code, as in K7QM-X2PF")
     p.add_argument(
         "--name",
+        type=display_name,
         default=None,
         help="your display name (default: the seat you hold in the room, else your user name)",
     )
@@ -606,8 +643,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_join)
 
     p = sub.add_parser("watch", help="watch a room's race")
-    p.add_argument("code", help="the room's code")
-    p.add_argument("--name", default=default_name() + " (watching)", help="your display name")
+    p.add_argument("code", type=room_code, help="the room's code")
+    p.add_argument(
+        "--name",
+        type=display_name,
+        default=None,
+        help="your display name (default: your user name, with a number if the room has it)",
+    )
     add_server_argument(p)
     p.set_defaults(func=cmd_watch)
 
@@ -616,8 +658,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_rooms)
 
     p = sub.add_parser("bot", help="a bot that joins a room and races")
-    p.add_argument("code", help="the room's code")
-    p.add_argument("--name", default="Bot", help="the bot's display name")
+    p.add_argument("code", type=room_code, help="the room's code")
+    p.add_argument("--name", type=display_name, default="Bot", help="the bot's display name")
     p.add_argument(
         "--level",
         choices=("easy", "normal", "strong"),

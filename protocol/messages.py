@@ -32,7 +32,8 @@ Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME)]
 """Display names: 1 to 24 characters; the server normalizes and checks the rest
 (``protocol.names``: NFKC, a letter or digit, nothing blank-looking, no look-alike of another
 member's name)."""
-RoomCode = Annotated[str, StringConstraints(min_length=4, max_length=16)]
+MAX_CODE = 16
+RoomCode = Annotated[str, StringConstraints(min_length=4, max_length=MAX_CODE)]
 Token = Annotated[str, StringConstraints(min_length=16, max_length=128)]
 PileIndex = Annotated[int, Field(ge=-1, le=15)]
 

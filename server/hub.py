@@ -624,10 +624,17 @@ class Hub:
             raise CommandError("wrong_state", "the race has already started")
         if self.draining:
             raise CommandError("shutting_down", "the server is restarting: no new races")
-        member.ready = True
+        was_ready, member.ready = member.ready, True
         waiting = [p.name for p in room.players() if not p.ready]
         if waiting:
-            raise CommandError("not_ready", f"waiting for {', '.join(waiting)} to be ready")
+            # "start" is the host's ready too: the race starts as soon as the others are
+            if not was_ready:
+                self._room_update(room, out)
+            raise CommandError(
+                "not_ready",
+                f"you are ready: waiting for {', '.join(waiting)} to be ready "
+                "(the race starts when they are)",
+            )
         if room.settings.winnable and self.pool is not None and not self.pool.count(room.config):
             raise CommandError("not_ready", self._no_certified_deal(room))
         out.reply(conn.id, Ack(seq=cmd.seq))

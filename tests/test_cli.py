@@ -231,3 +231,52 @@ def test_no_server_running_says_what_to_do(argv: list[str]) -> None:
     assert "patience-race-server" in err and "patience-race play" in err
     assert "Traceback" not in err and "Errno" not in err
     assert 1 <= len(err.strip().splitlines()) <= 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["host", "spider", "--name", "A" * 40], "at most 24 characters"),
+        (["play", "--name", " "], "at least one visible character"),
+        (["join", "K7QM-X2PF", "--name", ""], "at least one visible character"),
+        (["join", "K7QM-X2PF", "--name", "Bo\x1b[31mb"], "only visible characters"),
+        (["watch", "K7QM-X2PF", "--name", "x" * 30], "at most 24 characters"),
+        (["bot", "K7QM-X2PF", "--name", "..."], "one letter or digit"),
+        (["join", "AB"], "not a room code"),
+        (["join", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"], "not a room code"),
+        (["watch", "K7QM/X2PF"], "not a room code"),
+        (["bot", "K7QM_X2PF"], "not a room code"),
+    ],
+)
+def test_names_and_codes_that_cannot_be_are_refused_before_connecting(
+    capsys: pytest.CaptureFixture[str], argv: list[str], words: str
+) -> None:
+    """A name or code the server would refuse is refused on the command line: one line saying
+    why, exit 2, no traceback and no connection tried (the server named does not exist)."""
+    with pytest.raises(SystemExit) as done:
+        main([*argv, "--server", "ws://127.0.0.1:1"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err and "cannot reach" not in err
+    assert "\x1b" not in err
+
+
+@pytest.mark.parametrize(
+    ("env", "name"),
+    [
+        ({"USER": "maximilian.weber.from.accounting"}, "maximilian.weber.from.ac"),
+        ({"USER": "ann", "PATIENCE_RACE_NAME": "  Ann  Lee "}, "Ann Lee"),
+        ({"USER": "\u200b", "PATIENCE_RACE_NAME": "\x1b[2J"}, "Player"),
+        ({"USER": "Ｚoë"}, "Zoë"),
+    ],
+)
+def test_the_default_name_is_always_one_the_server_takes(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], name: str
+) -> None:
+    from client.cli import default_name
+    from protocol.names import normalize
+
+    monkeypatch.delenv("PATIENCE_RACE_NAME", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert default_name() == name == normalize(name)

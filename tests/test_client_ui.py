@@ -118,6 +118,29 @@ async def test_a_spectator_follows_the_room_to_the_next_race() -> None:
             await bob.close()
 
 
+async def test_watch_with_the_default_name_a_player_has_takes_it_with_a_number() -> None:
+    """``watch`` without ``--name`` on the account of a player in the room (Ann): the watcher
+    is Ann 2, and Ann keeps her seat; with ``--name`` a taken name is refused as it is."""
+    async with running_server() as server:
+        ann = Connection(server.url)
+        await ann.open()
+        joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=SPIDER1))
+        assert isinstance(joined, Joined)
+        code = joined.room.code
+        app = RaceApp(Plan(action="watch", name="Ann", url=server.url, code=code, any_name=True))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.phase == "lobby")
+            assert app.model.name == "Ann 2" and app.model.role == "spectator"
+            room = app.model.room
+            assert room is not None
+            assert {m.name: m.role for m in room.members} == {"Ann": "player", "Ann 2": "spectator"}
+        named = RaceApp(Plan(action="watch", name="Ann", url=server.url, code=code))
+        async with named.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: named.model.phase == "gone")
+            assert "already called Ann" in (named.failed or "")
+        await ann.close()
+
+
 HOSTILE = ["[/]x", "[@click=app.quit]Bob[/]", "[link=http://x]L[/link]"]
 
 

@@ -35,6 +35,7 @@ from protocol.messages import (
     RoomUpdate,
     Settings,
     Snapshot,
+    Start,
     Welcome,
     WireMove,
 )
@@ -160,6 +161,22 @@ def test_countdown_starts_the_race_at_its_time_and_not_before() -> None:
     # progress goes out with the start
     assert h.got(watcher, ProgressUpdate)[-1].elapsed_ms == 0
     assert isinstance(h.move(conns[0], kind="deal"), Moved)
+
+
+def test_start_readies_the_host_for_everyone_to_see_and_the_last_ready_starts() -> None:
+    """The host's start while Bob is not ready: refused, naming Bob, but the host is ready and
+    everyone is told so; Bob's ready then starts the countdown."""
+    h = Harness()
+    code, (ann, bob), _ = h.room(None, "Ann", "Bob")
+    h.clear()
+    refused = h.cmd(ann, Start(seq=0))
+    assert isinstance(refused, Error) and refused.code == "not_ready"
+    assert "you are ready" in refused.message and "Bob" in refused.message
+    for cid in (ann, bob):
+        members = {m.name: m.ready for m in h.got(cid, RoomUpdate)[-1].room.members}
+        assert members == {"Ann": True, "Bob": False}
+    h.cmd(bob, Ready(seq=0))
+    assert h.hub.rooms[code].state == "countdown"
 
 
 # -- the grace -------------------------------------------------------------------------------------
