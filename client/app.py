@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -101,6 +102,8 @@ class RaceApp(App[None]):
         self.bots: list[asyncio.Task[None]] = []
         self.auto_home = True
         self.quit_armed = False
+        self.lost_at: float | None = None
+        """When the connection was lost (``time.monotonic``), while it is."""
         self.failed: str | None = None
         self.join_hint: str | None = None
         """A command that joins this room from another terminal (set once in the room)."""
@@ -191,7 +194,7 @@ class RaceApp(App[None]):
                     await self.session.start()
         except (ServerError, SeatInUse, Disconnected, OSError) as exc:
             self.failed = str(exc.message if isinstance(exc, ServerError) else exc)
-            self.model.status = f"Could not get into the room: {self.failed}. Press q to quit."
+            self.model.status = f"Could not get into the room: {self.failed}."
             self.model.phase = "gone"
         self.refresh_view()
 
@@ -230,7 +233,20 @@ class RaceApp(App[None]):
 
     def _draw(self) -> None:
         m = self.model
-        self.top.update(render.header(m, self.auto_home))
+        reconnecting = (
+            self.session is not None
+            and not self.session.connected
+            and m.phase not in ("gone", "kicked")
+        )
+        # the clock stops where it was while the connection is lost: the server may be down,
+        # and one that restarts does not count that time (the next snapshot sets it right)
+        if not reconnecting:
+            self.lost_at = None
+        elif self.lost_at is None:
+            self.lost_at = time.monotonic()
+        self.top.update(
+            render.header(m, self.auto_home, self.lost_at, self.size.width, reconnecting)
+        )
         main = self.main_view
         width = max(20, main.content_region.width or (self.size.width - 34))
         height = max(8, main.content_region.height or (self.size.height - 3))
@@ -238,7 +254,7 @@ class RaceApp(App[None]):
         if m.phase in ("kicked", "gone"):
             main.update(render.message_screen(m))
         elif m.holding:
-            main.update(render.results(m, width))
+            main.update(render.results(m, width, self.join_hint))
         elif m.phase == "lobby":
             main.update(render.lobby(m, join_hint=self.join_hint))
         elif m.phase == "countdown":
@@ -247,7 +263,7 @@ class RaceApp(App[None]):
             self.grid = render.board_grid(m, self.keys, height, width)
             main.update(self.grid.text())
         elif m.phase == "results":
-            main.update(render.results(m, width))
+            main.update(render.results(m, width, self.join_hint))
         else:
             main.update(Text("Connecting..."))
         side = self.side
@@ -255,11 +271,6 @@ class RaceApp(App[None]):
         side.set_class(self.size.width >= 120, "wide")
         side_w = 40 if self.size.width >= 120 else 32
         side.update(render.opponents(m, side_w - 3))
-        reconnecting = (
-            self.session is not None
-            and not self.session.connected
-            and m.phase not in ("gone", "kicked")
-        )
         self.status_line.update(render.status_line(m, render.footer_keys(m), reconnecting))
 
     def on_resize(self, event: events.Resize) -> None:
@@ -293,7 +304,9 @@ class RaceApp(App[None]):
                 return
             self.quit_armed = True
             self.model.status = (
-                "Quit? Press q again (your seat is kept for a while: join again to resume)."
+                "Quit? Press q again (the race ends: the server inside this program stops)."
+                if self.server is not None
+                else "Quit? Press q again (your seat is kept for a while: join again to resume)."
             )
             self.refresh_view()
             return

@@ -20,7 +20,7 @@ from protocol.messages import Progress
 from protocol.moves import UNKNOWN
 
 from .model import PILE_KEYS, Keys, RaceModel
-from .text import clip, plural, safe
+from .text import clip, fit, plural, safe
 
 RED = "bold red"
 BLACK = "bold white"
@@ -105,21 +105,42 @@ class Grid:
 # -- header, footer ---------------------------------------------------------------------------
 
 
-def header(model: RaceModel, auto_home: bool, now: float | None = None) -> Text:
+def header(
+    model: RaceModel,
+    auto_home: bool,
+    now: float | None = None,
+    width: int = 0,
+    reconnecting: bool = False,
+) -> Text:
+    """The line above the board.  Narrower than the line (80 columns): the room's code goes
+    first (the lobby and the results show it).  While the connection is lost the clock is shown
+    as it was (``now`` is when it was lost), marked: the server may be down, and a server that
+    restarts does not count that time."""
+    room = model.room
+    racing = model.phase == "racing" and not model.holding
+    t = _header(model, auto_home, now, room_code=True, reconnecting=reconnecting)
+    if width and racing and room is not None and t.cell_len > width:
+        t = _header(model, auto_home, now, room_code=False, reconnecting=reconnecting)
+    return t
+
+
+def _header(
+    model: RaceModel, auto_home: bool, now: float | None, room_code: bool, reconnecting: bool
+) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
     room = model.room
     t.append(" ")
     t.append_text(plain(room.settings.title if room else "Patience Race", "bold"))
-    if room is not None:
+    if room is not None and room_code:
         t.append(f"  room {room.code[:4]}-{room.code[4:]} ", style="cyan")
     if model.phase == "racing" and not model.holding:
         elapsed = model.elapsed_ms(now)
+        style = DIM if reconnecting else None
         if model.time_limit_ms:
-            t.append(
-                f"  time left {clock(max(0, model.time_limit_ms - elapsed))}", style="bold yellow"
-            )
+            left = clock(max(0, model.time_limit_ms - elapsed))
+            t.append(f"  time left {left}", style=style or "bold yellow")
         else:
-            t.append(f"  time {clock(elapsed)}", style="yellow")
+            t.append(f"  time {clock(elapsed)}", style=style or "yellow")
     state = model.state
     if state is not None and model.phase in ("racing", "results") and not model.holding:
         t.append(f"  score {state.score()}", style="bold green")
@@ -149,11 +170,9 @@ def footer_keys(model: RaceModel) -> str:
         if model.role != "player" or model.state is None or done:
             return "q q: leave   ?: help"
         if model.state.config.game == SPIDER:
-            return (
-                "1-0 pick/drop  ↑↓ more/fewer  f home  d deal  u undo  x x resign  q q quit  ? help"
-            )
+            return "1-0 pick  ↑↓ more/fewer  f home  d deal  u undo  x x resign  q q quit  ? help"
         return (
-            "1-0-= pick/drop  f/k/a home  r r redeal  "
+            "1-0-= pick  f/k/a home  r r redeal  "
             + ("d deal  " if model.state.deals_left else "")
             + "u undo  x x resign  q q quit  ? help"
         )
@@ -163,7 +182,7 @@ def footer_keys(model: RaceModel) -> str:
         if model.role != "player":
             return "q: leave   ?: help   (watching)"
         if model.is_host():
-            return "r: ready  s: start  g/o/m/t/u/+/-/p: settings  q: leave  ?: help"
+            return "r: ready  s: start  g/o/m/t/u/+/-/p/w: settings  q: leave  ?: help"
         return "r: ready / not ready   q: leave   ?: help"
     if phase in ("kicked", "gone"):
         return "q: quit"
@@ -408,7 +427,14 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
             grid.put(y, 0, Text(f"Stock {len(state.stock)} (d)", "bold"), ("stock",))
         else:
             grid.put(y, 0, Text("Stock dealt", DIM))
-        grid.put(y, grid.lines[y].cell_len + 2, info)
+        x = grid.lines[y].cell_len + 2
+        if x + info.cell_len > width:  # 80 columns: the short form, on one line
+            info = Text(f"deal {deal_no}/3", style="bold")
+            info.append(
+                f", {plural(state.redeals_left, 'redeal')} (r r)" if state.redeals_left else "",
+                style=DIM,
+            )
+        grid.put(y, x, info)
     else:
         grid.put(y, 0, info)
     y += 1
@@ -611,8 +637,9 @@ RESULT_WORDS = {
 }
 
 
-def results(model: RaceModel, width: int = 78) -> Text:
-    """The results table, the deal check, who asked for a rematch and what the room does now."""
+def results(model: RaceModel, width: int = 78, join_hint: str | None = None) -> Text:
+    """The results table, the deal check, who asked for a rematch and what the room does now
+    (and, with ``join_hint``, how a friend joins the next race)."""
     last = model.last
     t = Text()
     t.append("Results", style="bold")
@@ -631,7 +658,7 @@ def results(model: RaceModel, width: int = 78) -> Text:
         me = s.id == model.you
         style = "bold yellow" if me else ""
         t.append(f"{s.rank:>2}. ", style=style)
-        t.append(clip(s.name, name_w).ljust(name_w), style=style)
+        t.append(fit(s.name, name_w), style=style)
         word = RESULT_WORDS.get(s.status, s.status)
         if s.status in ("playing", "waiting"):
             word = "time up"  # the race is over: still playing when the time ran out
@@ -663,6 +690,10 @@ def results(model: RaceModel, width: int = 78) -> Text:
         t.append(
             f"Race {race_id}: every board and move is public (GET /races/{race_id}).\n", style=DIM
         )
+    if join_hint:
+        t.append("others join the next race with: ", style=DIM)
+        t.append_text(plain(join_hint, "cyan"))
+        t.append("\n")
     asked = model.rematch_asked()
     if asked:
         t.append("\nrematch asked by: ", style="bold")
@@ -692,6 +723,7 @@ def results(model: RaceModel, width: int = 78) -> Text:
 
 
 def message_screen(model: RaceModel) -> Text:
+    """Why the room is gone (kicked, closed, never entered); the status line says only the key."""
     t = plain(model.status)
     t.append("\n\nPress q to quit.")
     return t
@@ -699,7 +731,8 @@ def message_screen(model: RaceModel) -> Text:
 
 def status_line(model: RaceModel, keys_hint: str, reconnecting: bool) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
-    t.append_text(plain(model.status))
+    if model.phase not in ("kicked", "gone"):  # there the board says it, once
+        t.append_text(plain(model.status))
     t.append("\n")
     if reconnecting:
         t.append("connection lost: reconnecting...  ", style="bold red")
@@ -720,7 +753,7 @@ Race: pick a pile with its key, then the target pile
   x x         resign      escape  drop the picked pile
   mouse       click a card: pick the run from it; click a pile: drop
               there; click a foundation: home; click the stock: deal
-  q q         quit (your seat waits: join again to resume)
+  q q         quit (on a server your seat waits: join again to resume)
 St. Helena, Louis: kings above the aces in the middle; every pile's top
 card lies next to them. A redeal gathers piles 12..1, deals from pile 1.
 Lobby: r ready / not ready;  the host: s start now, g game, o options,

@@ -84,6 +84,15 @@ def clip(text: str, width: int) -> str:
     return "".join(out) + "…"
 
 
+def fit(text: str, width: int) -> str:
+    """``text`` made safe, cut to ``width`` cells and padded to exactly ``width`` cells: a
+    column that stays straight whatever the name's script (CJK and emoji take two cells)."""
+    from rich.cells import cell_len
+
+    out = clip(text, width)
+    return out + " " * max(0, width - cell_len(out))
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 deal``, ``2 deals``, ``0 deals``."""
     return f"{n} {word if n == 1 else (many or word + 's')}"

@@ -214,6 +214,33 @@ def test_results_table_has_every_column_and_the_keys() -> None:
     assert any("on red" in str(s.style) for s in warn.spans)
 
 
+def test_results_columns_stay_straight_with_wide_names_and_name_the_join_command() -> None:
+    """Names in two-cell characters (CJK, emoji) are cut and padded by cells, so the result
+    column starts at one place on every row; the join command shows when there is one."""
+    from rich.cells import cell_len
+
+    model = results_model()
+    model.last.standings = [  # type: ignore[union-attr]
+        standing(1, 2, "漢字漢字漢字漢字漢字漢字漢字漢字", "won"),
+        standing(2, 1, "W" * 24, "resigned"),
+        standing(3, 3, "🃏 Cy", "resigned"),
+    ]
+    text = render.results(model, 78, "patience-race join ABCD-2345 --server ws://127.0.0.1:4").plain
+    rows = [line for line in text.splitlines() if line[:3] in (" 1.", " 2.", " 3.")]
+    assert len(rows) == 3
+    starts = {
+        cell_len(row[: row.index(word)])
+        for row, word in zip(rows, ("won", "res", "res"), strict=True)
+    }
+    assert len(starts) == 1
+    assert "漢…" in rows[0]
+    assert (
+        "others join the next race with: patience-race join ABCD-2345 --server ws://127.0.0.1:4"
+        in text
+    )
+    assert "others join" not in render.results(model, 78).plain
+
+
 def test_results_stay_when_the_room_moves_on() -> None:
     model = results_model()
     lobby = room([member(1, "Ann"), member(2, "Bob", ready=True), member(3, "Cy")])
@@ -265,6 +292,41 @@ def test_footer_keys_match_each_screen() -> None:
     assert "docs/rules.md" in render.HELP
     for key in ("↑ / ↓", "x x", "r r", "mouse", "s start", "n rematch", "k / a", "escape", "h "):
         assert key in render.HELP
+
+
+def test_every_footer_and_the_racing_header_fit_80_columns() -> None:
+    """At 80 columns nothing a key does is cut from the footer (the help key last of all), and
+    the racing header keeps its scores and auto-home by leaving out the room's code."""
+    from rich.cells import cell_len
+
+    models = []
+    for game, options in (("spider", {"suits": 1}), ("st-helena", {}), ("louis", {})):
+        race = RaceModel(name="Ann", you=1, phase="racing")
+        race.room = room([member(1, "Ann")], state="racing", game=game)
+        race.state = new_game(GameConfig(game, options), 3)  # type: ignore[arg-type]
+        models.append(race)
+    host = RaceModel(name="Ann", you=1, phase="lobby")
+    host.room = room([member(1, "Ann"), member(2, "Bob")])
+    models += [host, results_model(), results_model("spectator")]
+    for m in models:
+        keys = render.footer_keys(m)
+        assert cell_len(keys) <= 80 and keys.rstrip().endswith("help"), keys
+    assert "p/w: settings" in render.footer_keys(host)
+    spider = models[0]
+    spider.started, spider.time_limit_ms = 0.0, 15 * 60_000
+    wide = render.header(spider, True, now=1.0, width=200).plain
+    narrow = render.header(spider, True, now=1.0, width=80).plain
+    assert "room ABCD-2345" in wide and "room" not in narrow
+    assert cell_len(narrow) <= 80 and "auto-home on" in narrow and "time left 14:59" in narrow
+
+
+def test_louis_deal_line_fits_a_narrow_board() -> None:
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    model.room = room([member(1, "Ann")], state="racing", game="louis")
+    model.state = new_game(GameConfig("louis", {}), 3)
+    for width in (46, 80):
+        first = render.board_grid(model, Keys(model), 22, width).lines[0].plain.rstrip()
+        assert len(first) <= width and first.endswith("(r r)"), first
 
 
 # -- countdown, boards, race panel ------------------------------------------------------------------

@@ -41,7 +41,25 @@ async def test_play_with_one_bot_reaches_the_game_screen() -> None:
             timeout=20,
         )
         assert "Bot 1" in text_of(app, "#side")
-        await pilot.press("q", "q")
+        # 80 columns: the header keeps auto-home (the room's code makes way)
+        assert "auto-home on" in text_of(app, "#top")
+        # the connection lost: the clock stops where it was until it is back
+        session = app.session
+        assert session is not None
+        session.connected = False
+        app.refresh_view()
+        frozen = text_of(app, "#top")
+        await pilot.pause(1.2)
+        app.refresh_view()
+        assert text_of(app, "#top") == frozen and "reconnecting" in text_of(app, "#status")
+        session.connected = True
+        app.refresh_view()
+        assert text_of(app, "#top") != frozen
+        # quitting ends the race with the server inside the program: no seat is promised
+        await pilot.press("q")
+        status = text_of(app, "#status")
+        assert "the server inside this program stops" in status and "seat" not in status
+        await pilot.press("q")
 
 
 def _read_screen(fd: int, until: float, pattern: bytes) -> bytes:
