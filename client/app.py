@@ -491,7 +491,11 @@ class RaceApp(App[None]):
             with contextlib.suppress(BaseException):
                 await task
         if self.server is not None:
-            await self.server.stop()
+            # a friend who joined from another terminal is told the room is gone for good,
+            # rather than left reconnecting to a server that will not come back
+            await self.server.close_rooms(
+                f"{self.model.name} quit patience-race play, whose server this was"
+            )
             if self.server.store is not None:
                 self.server.store.close()
             self.server = None

@@ -691,7 +691,7 @@ def results(model: RaceModel, width: int = 78, join_hint: str | None = None) -> 
             f"Race {race_id}: every board and move is public (GET /races/{race_id}).\n", style=DIM
         )
     if join_hint:
-        t.append("others join the next race with: ", style=DIM)
+        t.append("others join the next race with:\n  ", style=DIM)
         t.append_text(plain(join_hint, "cyan"))
         t.append("\n")
     asked = model.rematch_asked()

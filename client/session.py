@@ -247,8 +247,9 @@ class Session:
                     or exc.code in FINAL_CLOSES
                     or self.model.phase in ("kicked", "gone")
                 ):
-                    self.model.phase = "gone" if self.model.phase != "kicked" else "kicked"
-                    self.model.status = f"Disconnected: {exc.reason}"
+                    if self.model.phase != "kicked":  # a kick has said why already
+                        self.model.phase = "gone"
+                        self.model.status = f"Disconnected: {exc.reason}"
                     self.on_change()
                     return
                 restarting = self.restarting or exc.code == CLOSE_RESTART

@@ -214,6 +214,13 @@ class RaceServer:
             if pipe.task is not None:
                 pipe.task.cancel()
 
+    async def close_rooms(self, why: str) -> None:
+        """Close every room for good, telling everyone ``why``, then stop (a server that will not
+        come back: the one inside ``patience-race play``, whose player quit)."""
+        self._deliver(self.hub.close_all(time.monotonic(), why))
+        self._flush()
+        await self.stop()
+
     async def drain(self, retry_ms: int = 5000) -> None:
         """Graceful stop (SIGTERM): tell everyone, close with 1012, keep every received move."""
         log.info(

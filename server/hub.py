@@ -1132,6 +1132,15 @@ class Hub:
             out.close(conn.id, CLOSE_RESTART, "server restarting")
         return out
 
+    def close_all(self, now: float, why: str) -> Outbox:
+        """Every room closes for good (a server inside ``patience-race play`` whose player quit):
+        races end as they stand and every member is told why; no new room is opened."""
+        self.draining = True
+        out = Outbox()
+        for room in list(self.rooms.values()):
+            self._close_room(room, now, out, why)
+        return out
+
     # -- helpers -----------------------------------------------------------------------------
 
     def _bind(self, conn: Conn, room: Room, member: MemberState) -> None:

@@ -145,6 +145,25 @@ async def test_watch_with_the_default_name_a_player_has_takes_it_with_a_number()
         await ann.close()
 
 
+async def test_a_closed_room_says_why_after_the_connection_goes() -> None:
+    """The server closes the room and stops: the watcher reads why, not "Disconnected"."""
+    async with running_server() as server:
+        ann = Connection(server.url)
+        await ann.open()
+        joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=SPIDER1))
+        assert isinstance(joined, Joined)
+        app = RaceApp(Plan(action="join", name="Bob", url=server.url, code=joined.room.code))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.phase == "lobby")
+            await server.close_rooms("Ann quit patience-race play, whose server this was")
+            await wait_until(pilot, lambda: app.session is not None and not app.session.connected)
+            await pilot.pause(0.3)
+            assert app.model.phase == "kicked"
+            assert "closed: Ann quit patience-race play" in text_of(app, "#board")
+            assert "Disconnected" not in text_of(app, "#board")
+        await ann.close()
+
+
 HOSTILE = ["[/]x", "[@click=app.quit]Bob[/]", "[link=http://x]L[/link]"]
 
 

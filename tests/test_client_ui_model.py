@@ -235,7 +235,7 @@ def test_results_columns_stay_straight_with_wide_names_and_name_the_join_command
     assert len(starts) == 1
     assert "漢…" in rows[0]
     assert (
-        "others join the next race with: patience-race join ABCD-2345 --server ws://127.0.0.1:4"
+        "others join the next race with:\n  patience-race join ABCD-2345 --server ws://127.0.0.1:4"
         in text
     )
     assert "others join" not in render.results(model, 78).plain

@@ -20,6 +20,7 @@ from protocol.messages import (
     Hello,
     Joined,
     JoinRoom,
+    Kicked,
     Leave,
     ListRooms,
     MoveCmd,
@@ -177,6 +178,21 @@ def test_start_readies_the_host_for_everyone_to_see_and_the_last_ready_starts() 
         assert members == {"Ann": True, "Bob": False}
     h.cmd(bob, Ready(seq=0))
     assert h.hub.rooms[code].state == "countdown"
+
+
+def test_close_all_ends_every_room_telling_everyone_why_and_opens_none() -> None:
+    h = Harness()
+    lobby, (ann, bob), _ = h.room(None, "Ann", "Bob")
+    racing, (cy, dee), _ = h.race(Settings(game="spider"), "Cy", "Dee")
+    h.clear()
+    h.take(h.hub.close_all(h.now, "Ann quit patience-race play, whose server this was"))
+    assert not h.hub.rooms
+    for cid in (ann, bob, cy, dee):
+        (kicked,) = h.got(cid, Kicked)
+        assert kicked.message.endswith("closed: Ann quit patience-race play, whose server this was")
+    assert [len(h.got(c, RaceOver)) for c in (cy, dee)] == [1, 1]  # the race ended as it stood
+    assert h.hub.connect(h.now) is None  # nobody new comes in
+    assert lobby != racing
 
 
 # -- the grace -------------------------------------------------------------------------------------

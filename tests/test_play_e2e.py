@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import re
@@ -13,7 +14,8 @@ import time
 from pathlib import Path
 
 from client.app import Plan, RaceApp
-from protocol.messages import Settings
+from client.net import Connection, Disconnected
+from protocol.messages import JoinRoom, Kicked, Settings
 
 from .test_client_app import text_of, wait_until
 
@@ -60,6 +62,27 @@ async def test_play_with_one_bot_reaches_the_game_screen() -> None:
         status = text_of(app, "#status")
         assert "the server inside this program stops" in status and "seat" not in status
         await pilot.press("q")
+
+
+async def test_quitting_play_closes_its_room_for_a_friend_who_joined() -> None:
+    """A friend joined the room of ``play`` from another terminal: when its player quits, the
+    friend is told the room closed and why, not left reconnecting to a server that is gone."""
+    app = RaceApp(Plan(action="play", name="Ann", settings=Settings()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.model.phase == "lobby")
+        assert app.server is not None and app.model.room is not None
+        bob = Connection(app.server.url)
+        await bob.open()
+        await bob.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))
+        await pilot.press("q")
+        await wait_until(pilot, lambda: app.server is None)
+        events = []
+        with contextlib.suppress(Disconnected):
+            while True:
+                events.append(await bob.next_event(timeout=5))
+        kicked = [e for e in events if isinstance(e, Kicked)]
+        assert kicked and "closed: Ann quit patience-race play" in kicked[0].message
+        await bob.close()
 
 
 def _read_screen(fd: int, until: float, pattern: bytes) -> bytes:
