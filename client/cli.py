@@ -272,8 +272,17 @@ def _network_errors() -> tuple[type[BaseException], ...]:
 
 def unreachable(url: str, exc: BaseException) -> str:
     """Two lines for a server that cannot be reached: which, why, and what to do instead."""
+    import ssl
+
     from websockets.exceptions import InvalidURI
 
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return (
+            f"patience-race: the race server at {clean(url)} has a certificate this computer "
+            f"does not trust ({clean(exc.verify_message or exc)}).\n"
+            "If its host made it (self-signed), ask them for it and run the client with "
+            "SSL_CERT_FILE=/path/to/cert.pem."
+        )
     if isinstance(exc, ConnectionRefusedError):
         why = "nothing is listening there"
     elif isinstance(exc, TimeoutError):

@@ -144,8 +144,7 @@ class RaceServer:
         if self.pool is not None:
             self.pool.start()
         restored = self.hub.restore(time.monotonic())
-        if restored:
-            log.info("restored", extra={"fields": {"event": "restored", "rooms": restored}})
+        log.info("restored", extra={"fields": {"event": "restored", "rooms": restored}})
         self.server = await serve(
             self._handler,
             self.host,
@@ -758,10 +757,27 @@ class RaceServer:
             "# TYPE patience_race_refused_total counter",
             f'patience_race_refused_total{{why="opening"}} {self.refused_early}',
             f'patience_race_refused_total{{why="accept_error"}} {self._accept_errors}',
+            "# HELP patience_race_restore_lost_total Rooms that could not be brought back at start (their race ended aborted), and races an older version left unfinished (ended lost).",
+            "# TYPE patience_race_restore_lost_total counter",
+            f'patience_race_restore_lost_total{{what="rooms"}} {hub.metrics.get("rooms_lost", 0)}',
+            f'patience_race_restore_lost_total{{what="races"}} {hub.metrics.get("races_lost", 0)}',
             "# HELP patience_race_record_cache_bytes Encoded race records held in memory.",
             "# TYPE patience_race_record_cache_bytes gauge",
             f"patience_race_record_cache_bytes {hub.records.bytes}",
         ]
+        pool = self.pool
+        if pool is not None:
+            won, failed = pool.certified, pool.failed
+            lines += [
+                "# HELP patience_race_certify_total Deals the background solver tried, by result.",
+                "# TYPE patience_race_certify_total counter",
+                f'patience_race_certify_total{{result="won"}} {won}',
+                f'patience_race_certify_total{{result="not_won"}} {pool.tried - won - failed}',
+                f'patience_race_certify_total{{result="failed"}} {failed}',
+                "# HELP patience_race_certified_ready Deals certified winnable ready for rooms.",
+                "# TYPE patience_race_certified_ready gauge",
+                f"patience_race_certified_ready {sum(len(d) for d in pool.ready.values())}",
+            ]
         lines += self.handling.lines() + self.loop_lag.lines()
         lines += self.gc_pauses.histogram.lines() + gc_lines()
         return "\n".join(lines) + "\n"

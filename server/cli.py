@@ -66,12 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     def opt(name: str, default: object, help: str, type: type = str) -> None:
         env = _env(name, None)
-        p.add_argument(
-            f"--{name}",
-            type=type,
-            default=type(env) if env is not None else default,
-            help=f"{help} (default: {default})",
-        )
+        value = default
+        if env is not None:
+            try:
+                value = type(env)
+            except ValueError:
+                var = ENV_PREFIX + name.upper().replace("-", "_")
+                kind = {int: "a whole number", float: "a number"}.get(type, type.__name__)
+                p.error(f"{var}={env!r} is not {kind} (--{name}: {help})")
+        p.add_argument(f"--{name}", type=type, default=value, help=f"{help} (default: {default})")
 
     opt("host", "127.0.0.1", "address to listen on")
     opt("port", 8765, "port to listen on (0: any free port)", int)

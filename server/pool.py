@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import signal
 import sys
 from collections import OrderedDict, deque
 from pathlib import Path
@@ -62,7 +63,14 @@ async def certify(
         await proc.wait()
         raise
     if proc.returncode != 0:
-        raise RuntimeError(f"server.certify exited {proc.returncode}")
+        code = proc.returncode
+        if code < 0:
+            why = f"was killed by {signal.Signals(-code).name}"
+            if -code == signal.SIGSYS:  # a seccomp filter: systemd's SystemCallFilter, say
+                why += " (a system-call filter refused it a call: allow setpriority)"
+        else:
+            why = f"exited {code}"
+        raise RuntimeError(f"server.certify {why}")
     got = json.loads(out)
     return (int(got["number"]), list(got["solution"])) if got["solution"] else None
 
@@ -87,6 +95,11 @@ class DealPool:
         self.running: dict[Key, int] = {}
         self.tried = 0
         self.certified = 0
+        self.failed = 0
+        """Solver processes that failed (crashed, were killed, printed nonsense)."""
+        self._failing = 0
+        """Failures in a row: the pool waits longer after each (up to a minute), and logs the
+        whole story only at the 1st, 2nd, 4th, 8th... of them."""
         self._wake = asyncio.Event()
         self._pending: set[asyncio.Future[tuple[int, list[str]] | None]] = set()
         """Solver processes under way."""
@@ -167,10 +180,18 @@ class DealPool:
                 self.tried += 1
                 try:
                     got = fut.result()
-                except Exception:
-                    log.exception("certify failed", extra={"fields": {"event": "solver_error"}})
-                    await asyncio.sleep(1.0)
+                except Exception as exc:
+                    self.failed += 1
+                    self._failing += 1
+                    wait = min(60.0, 2.0 ** (self._failing - 1))
+                    fields = {"event": "solver_error", "failures": self._failing, "retry_s": wait}
+                    if self._failing & (self._failing - 1) == 0:
+                        log.exception("certify failed", extra={"fields": fields})
+                    else:
+                        log.error("certify failed: %s", exc, extra={"fields": fields})
+                    await asyncio.sleep(wait)
                     continue
+                self._failing = 0
                 if got is not None and key in self.wanted:
                     self.ready.setdefault(key, deque()).append(got)
                     self.certified += 1

@@ -128,6 +128,14 @@ class Store:
             self._open()
         except sqlite3.DatabaseError as exc:
             self.db.close()
+            if "readonly" in str(exc) or "read-only" in str(exc):
+                parent = Path(self.path).parent
+                raise StoreError(
+                    f"{self.path} cannot be written ({exc}): the server's user must own it, its "
+                    f"-wal and -shm files and be able to write {parent}; a file restored as "
+                    f"root takes its owner from the directory with `chown --reference={parent} "
+                    f"{self.path}`"
+                ) from None
             raise StoreError(
                 f"{self.path} is not a database this server can read ({exc}): it may be "
                 "damaged or truncated; restore a backup, or move it aside to start a new one"
@@ -195,6 +203,14 @@ class Store:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+        if self.path != ":memory:":
+            # a file this process cannot write opens all the same (SQLite falls back to
+            # reading): find out now, not at the first move of the first race
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            finally:
+                db.execute("ROLLBACK")
         self.schema_version = SCHEMA_VERSION
         self.vacuum_left = 0
         """Free pages still to give back after the last :meth:`prune`."""

@@ -12,7 +12,7 @@ from client.net import Connection, ServerError
 from protocol.config import GameConfig
 from protocol.fairness import Witness, check_solution, verify
 from protocol.messages import CreateRoom, Error, RaceOver, RaceStart, Ready, Settings, Start
-from server.pool import DealPool, key_of
+from server.pool import DealPool, certify, key_of
 
 from .server_helpers import close_all, host_and_join, move, running_server, start_race
 
@@ -121,3 +121,46 @@ async def test_a_ready_room_starts_as_soon_as_a_certified_deal_is() -> None:
         assert start.board is not None
         assert server.hub.rooms[code].race.solution == ["r"]  # type: ignore[union-attr]
         await close_all(conns)
+
+
+async def test_a_solver_killed_by_a_system_call_filter_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """systemd's SystemCallFilter kills a process with SIGSYS: the error says so, and what to allow."""
+    real = asyncio.create_subprocess_exec
+
+    async def killed(*_args: object, **kw: object) -> asyncio.subprocess.Process:
+        return await real("sh", "-c", "kill -SYS $$", **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("server.pool.asyncio.create_subprocess_exec", killed)
+    with pytest.raises(RuntimeError, match=r"killed by SIGSYS .*allow setpriority"):
+        await certify("spider", {"suits": 1}, "pysolfc", 1.0)
+
+
+async def test_a_failing_solver_is_retried_ever_less_often_and_counted(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every failure is counted (``/metrics``); the pool waits 1, 2, 4... s (up to a minute)
+    before the next try, and tells the whole story (a traceback) at the 1st, 2nd, 4th..."""
+
+    async def broken(*_args: object) -> None:
+        raise RuntimeError("server.certify exited 1")
+
+    monkeypatch.setattr("server.pool.certify", broken)
+    pool = DealPool(size=1, seconds=1, prefill=False)
+    try:
+        async with running_server(pool=pool) as server:
+            pool.want(ONE_SUIT)
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 10
+            while pool.failed < 3:
+                assert loop.time() < end, "the pool did not retry"
+                await asyncio.sleep(0.05)
+            text = server.metrics_text()
+    finally:
+        await pool.stop()
+    errors = [r for r in caplog.records if getattr(r, "fields", {}).get("event") == "solver_error"]
+    assert [r.fields["retry_s"] for r in errors[:3]] == [1.0, 2.0, 4.0]  # type: ignore[attr-defined]
+    assert [r.exc_info is not None for r in errors[:3]] == [True, True, False]
+    assert 'patience_race_certify_total{result="failed"} 3' in text
+    assert "patience_race_certified_ready 0" in text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -280,3 +281,52 @@ def test_the_default_name_is_always_one_the_server_takes(
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     assert default_name() == name == normalize(name)
+
+
+async def test_a_server_certificate_not_trusted_says_how_to_trust_it(tmp_path: Path) -> None:
+    """A wss:// server with a self-signed certificate: the client names the problem and
+    SSL_CERT_FILE (and does not suggest running a server); with it, the TLS handshake passes."""
+    import asyncio
+    import shutil
+    import ssl
+
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+
+    async def handshake_only(_r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        w.close()
+
+    server = await asyncio.start_server(handshake_only, "127.0.0.1", 0, ssl=context)
+    port = server.sockets[0].getsockname()[1]
+    url = f"wss://127.0.0.1:{port}"
+
+    async def client(*env: tuple[str, str]) -> subprocess.CompletedProcess[str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "client.cli", "rooms", "--server", url,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**os.environ, **dict(env)},
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        return subprocess.CompletedProcess([], proc.returncode or 0, out.decode(), err.decode())
+
+    try:
+        untrusted = await client()
+        trusted = await client(("SSL_CERT_FILE", str(cert)))
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert untrusted.returncode == 1
+    assert "does not trust" in untrusted.stderr and "SSL_CERT_FILE" in untrusted.stderr
+    assert "patience-race-server" not in untrusted.stderr and "Traceback" not in untrusted.stderr
+    # trusted: past TLS, the (fake) server hangs up: another message, not the certificate's
+    assert "does not trust" not in trusted.stderr and url in trusted.stderr

@@ -45,6 +45,46 @@ def test_dockerfile_runs_as_a_user_with_exec_form_and_a_health_check() -> None:
     assert 'VOLUME ["/data"]' in lines
 
 
+CLIENT_ONLY = {"textual"}
+"""Dependencies the server never imports: the images leave them out."""
+
+
+@pytest.mark.parametrize("dockerfile", ["Dockerfile", "cluster/Dockerfile"])
+def test_the_images_install_every_dependency_the_server_needs(dockerfile: str) -> None:
+    """The images install the package without its dependencies (no Textual), then the server's
+    own: every one pyproject.toml declares but the client's, with the same bounds."""
+    import re
+    import tomllib
+
+    project = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text())["project"]
+    needed = [d for d in project["dependencies"] if re.split(r"[<>=!~ ]", d)[0] not in CLIENT_ONLY]
+    if dockerfile.startswith("cluster"):
+        needed += project["optional-dependencies"]["cluster"]
+    text = (DEPLOY / dockerfile).read_text().replace("\\\n", " ")
+    installs = re.findall(r"pip install [^\n&]*", text)
+    assert any("--no-deps ." in line for line in installs)
+    listed = {spec for line in installs for spec in re.findall(r'"([^"]+)"', line)}
+    assert sorted(set(needed) - listed) == [], f"{dockerfile} leaves out what the server imports"
+
+
+def test_the_server_does_not_import_the_client_only_dependencies() -> None:
+    code = (
+        "import sys, server.cli, server.app, server.hub, server.pool, server.certify, "
+        "server.cluster, protocol.names; "
+        "protocol.names.skeleton('Ann'); "
+        f"print(sorted(m for m in {sorted(CLIENT_ONLY)!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=DEPLOY.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 def test_nginx_accepts_the_site(tmp_path: Path) -> None:
     nginx = shutil.which("nginx") or (
         "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
@@ -104,6 +144,20 @@ def test_systemd_unit_verifies(tmp_path: Path) -> None:
     assert "ExecStart=/opt/patience-race/.venv/bin/patience-race-server" in unit
     assert "KillSignal=SIGTERM" in unit and "Restart=on-failure" in unit
     verify_unit(analyze, tmp_path, unit, "patience-race.service")
+
+
+@pytest.mark.parametrize(
+    "unit", ["systemd/patience-race.service", "cluster/systemd/patience-race-server@.service"]
+)
+def test_the_system_call_filter_lets_the_solver_lower_its_priority(unit: str) -> None:
+    """The deal solver's process calls os.nice (setpriority), which ``@resources`` holds: the
+    filter gives it back after taking that group away (systemd applies the lines in order), and
+    a refused call fails with EPERM rather than killing the process (SIGSYS)."""
+    lines = [line.strip() for line in (DEPLOY / unit).read_text().splitlines()]
+    filters = [line.split("=", 1)[1] for line in lines if line.startswith("SystemCallFilter=")]
+    taken = next(i for i, f in enumerate(filters) if f.startswith("~") and "@resources" in f)
+    assert any("setpriority" in f.split() for f in filters[taken + 1 :] if not f.startswith("~"))
+    assert "SystemCallErrorNumber=EPERM" in lines
 
 
 def verify_unit(

@@ -286,6 +286,10 @@ async def test_a_race_that_cannot_go_on_is_closed_with_its_reveal(tmp_path: Path
     async with server_on(db) as again:
         assert code not in again.hub.rooms
         assert again.hub.metrics["rooms_lost"] == 1
+        # the operator's scraper sees both (docs/operations.md)
+        text = again.metrics_text()
+        assert 'patience_race_restore_lost_total{what="rooms"} 1' in text
+        assert 'patience_race_restore_lost_total{what="races"} 1' in text
         record = again.hub.finished[race_id]
         assert record.reveal.commitment == starts[0].commitment  # it can still be checked
         ann = next(p for p in record.players if p.id == joined[0].you)

@@ -26,6 +26,31 @@ def test_environment_variables_set_the_defaults(monkeypatch: pytest.MonkeyPatch)
     assert build_parser().parse_args(["--port", "1"]).port == 1
 
 
+@pytest.mark.parametrize(
+    ("var", "value", "said"),
+    [
+        ("PATIENCE_RACE_GRACE", "abc", "PATIENCE_RACE_GRACE='abc' is not a number"),
+        ("PATIENCE_RACE_PORT", "80.5", "PATIENCE_RACE_PORT='80.5' is not a whole number"),
+        ("PATIENCE_RACE_CERTIFIED_DEALS", "three", "is not a whole number"),
+    ],
+)
+def test_a_bad_environment_variable_is_said_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    var: str,
+    value: str,
+    said: str,
+) -> None:
+    """A mistake in /etc/patience-race/env is refused as the same mistake in a flag is: one
+    line naming the variable, exit 2, no traceback."""
+    monkeypatch.setenv(var, value)
+    with pytest.raises(SystemExit) as done:
+        main(["--db", ":memory:"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+
+
 def test_defaults_without_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("PORT", "HOST", "DB", "GRACE"):
         monkeypatch.delenv(f"PATIENCE_RACE_{name}", raising=False)

@@ -94,6 +94,29 @@ def test_a_database_it_cannot_use_is_said_in_one_line(tmp_path: Path, how: str, 
         assert again.returncode == 2 and said in again.stderr
 
 
+def test_a_database_it_cannot_write_is_said_before_anything_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file restored as root into a service's directory opens, read-only, all the same: the
+    store finds out at once and says what to do, instead of failing at the first move."""
+    db = tmp_path / "races.sqlite3"
+    a_database_with_races(db, 2)
+    before = db.read_bytes()
+    real_connect = sqlite3.connect
+
+    def read_only(path: str, *args: object, **kw: object) -> sqlite3.Connection:
+        return real_connect(f"file:{path}?mode=ro", *args, uri=True, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("server.store.sqlite3.connect", read_only)
+    with pytest.raises(StoreError) as refused:
+        Store(db)
+    said = str(refused.value)
+    assert str(db) in said and "cannot be written" in said and "chown --reference" in said
+    monkeypatch.undo()
+    assert db.read_bytes() == before
+    Store(db).close()  # writable again: opens
+
+
 def test_a_database_from_before_versions_is_adopted_and_extended(tmp_path: Path) -> None:
     path = tmp_path / "races.sqlite3"
     db = sqlite3.connect(path)
