@@ -62,9 +62,7 @@ def cmd_deal(args: argparse.Namespace) -> int:
         print(d.dumps())
         return 0
     state = state_class(config).from_deal(d)
-    title = f"{config.title} #{d.number}" + (
-        f" ({config.numbering} numbering)" if config.numbering != "pysolfc" else ""
-    )
+    title = f"{config.title} #{d.number}"  # the title names a numbering other than PySolFC's
     print(render_board(state.view(), title))
     return 0
 

@@ -37,6 +37,14 @@ def practice_dir() -> Path:
     return Path(base) / "patience-race" / "practice"
 
 
+def picked_count(move: Move, state: GameState) -> int:
+    """The ``Keys.count`` that picks ``move``'s cards: 0 when a pile key alone picks them."""
+    if move.kind != Kind.TABLEAU or state.config.game != SPIDER:
+        return 0
+    settled = state.copy().apply(Move(Kind.TABLEAU, move.src, move.dst, 0)).move
+    return 0 if settled.count == move.count else move.count
+
+
 def keys_for(move: Move, state: GameState) -> str:
     """The keys that play ``move`` on this client."""
     kind = move.kind
@@ -64,10 +72,13 @@ def keys_for(move: Move, state: GameState) -> str:
     return ""
 
 
-def describe(move: Move, state: GameState) -> str:
-    """A hint for a person: what to do and the keys that do it."""
+def describe(move: Move, state: GameState, picked: bool = False) -> str:
+    """A hint for a person: what to do and the keys that do it (``picked``: its pile, and the
+    cards of its run, are picked already: only the rest is said)."""
     kind = move.kind
     keys = keys_for(move, state)
+    if picked and kind in (Kind.TABLEAU, Kind.FOUNDATION):
+        keys = f"pile {move.src + 1} is picked, press {keys.split()[-1]}"
     if kind == Kind.DEAL:
         what = "deal" + (" a card on each pile" if state.config.game == SPIDER else " the stock")
     elif kind == Kind.REDEAL:
@@ -86,6 +97,8 @@ def describe(move: Move, state: GameState) -> str:
             else f"to the empty pile {move.dst + 1}"
         )
         what = f"{moving} from pile {move.src + 1} {onto}"
+    if picked and kind in (Kind.TABLEAU, Kind.FOUNDATION):
+        return f"Hint: {format_move(move, state)}, {what} ({keys})."
     return f"Hint: {format_move(move, state)}, {what} (keys: {keys})."
 
 

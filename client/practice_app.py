@@ -20,7 +20,7 @@ from protocol.notation import format_move
 
 from . import render
 from .app import HelpScreen, Plan, RaceApp
-from .practice import Practice, describe
+from .practice import Practice, describe, picked_count
 from .text import plural, safe
 
 PRACTICE_HELP = """Practice keys  (the rules of each game: docs/rules.md)
@@ -94,7 +94,14 @@ class PracticeApp(RaceApp):
         self.status_line.update(render.status_line(self.model, self.footer(), False))
 
     def header(self) -> Text:
-        """Counters first, so that a narrow screen cuts the deal number, not the hints."""
+        """Counters first, then auto-home, then the game and its deal number: a narrow screen
+        cuts the deal number, not the hints (and at 80 columns the second score goes unnamed)."""
+        t = self._header("aisleriot ")
+        if t.cell_len > self.size.width:
+            t = self._header("")
+        return t
+
+    def _header(self, second: str) -> Text:
         p = self.practice
         s = p.state
         t = Text(no_wrap=True, overflow="ellipsis")
@@ -103,12 +110,12 @@ class PracticeApp(RaceApp):
         t.append(f" {minutes}:{seconds:02d}", style="yellow")
         t.append(f"  score {s.score()}", style="bold green")
         if s.score2() is not None:
-            t.append(f" (aisleriot {s.score2()})", style="green")
+            t.append(f" ({second}{s.score2()})", style="green")
         t.append(f"  {plural(s.moves, 'move')}  {plural(s.undos, 'undo')}")
         t.append(f"  {plural(p.game.hints, 'hint')}", style="magenta")
-        t.append(f"  {p.config.title} #{p.number}", style="bold")
         if s.config.game == SPIDER:
             t.append(f"  auto-home {'on' if self.auto_home else 'off'}", style=render.DIM)
+        t.append(f"  {p.config.title} #{p.number}", style="bold")
         return t
 
     def footer(self) -> str:
@@ -213,6 +220,10 @@ class PracticeApp(RaceApp):
             self.model.status = (
                 "Hint: nothing helps from here: undo (u) as far back as you like, or resign (x x)."
             )
+        elif move.kind in (Kind.TABLEAU, Kind.FOUNDATION):
+            # its pile (and the part of its run) picked: the player presses the target
+            self.keys.source, self.keys.count = move.src, picked_count(move, before)
+            self.model.status = describe(move, before, picked=True)
         else:
             self.keys.source, self.keys.count = None, 0
             self.model.status = describe(move, before)

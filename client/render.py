@@ -116,16 +116,22 @@ def header(
     first (the lobby and the results show it).  While the connection is lost the clock is shown
     as it was (``now`` is when it was lost), marked: the server may be down, and a server that
     restarts does not count that time."""
-    room = model.room
     racing = model.phase == "racing" and not model.holding
-    t = _header(model, auto_home, now, room_code=True, reconnecting=reconnecting)
-    if width and racing and room is not None and t.cell_len > width:
-        t = _header(model, auto_home, now, room_code=False, reconnecting=reconnecting)
+    t = _header(model, auto_home, now, True, reconnecting, "aisleriot ")
+    for room_code, second in ((False, "aisleriot "), (False, "")):
+        if not width or not racing or t.cell_len <= width:
+            break
+        t = _header(model, auto_home, now, room_code, reconnecting, second)
     return t
 
 
 def _header(
-    model: RaceModel, auto_home: bool, now: float | None, room_code: bool, reconnecting: bool
+    model: RaceModel,
+    auto_home: bool,
+    now: float | None,
+    room_code: bool,
+    reconnecting: bool,
+    second: str,
 ) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
     room = model.room
@@ -145,7 +151,7 @@ def _header(
     if state is not None and model.phase in ("racing", "results") and not model.holding:
         t.append(f"  score {state.score()}", style="bold green")
         if state.score2() is not None:
-            t.append(f" ({state.score2()})", style="green")
+            t.append(f" ({second}{state.score2()})", style="green")
         t.append(f"  {plural(state.moves, 'move')}  {plural(state.undos, 'undo')}")
         if state.config.game == SPIDER:
             t.append(f"  auto-home {'on' if auto_home else 'off'}", style=DIM)
@@ -349,7 +355,8 @@ def _spider(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     done = sum(1 for f in state.foundations if f)
     stock = Text(f"Stock {len(state.stock)} ({plural(state.deals_left, 'deal')})", style=DIM)
     grid.put(0, 0, stock, ("stock",) if state.stock else None)
-    grid.put(0, stock.cell_len, Text(f"  Home {done}/8", style=DIM))
+    grid.put(0, stock.cell_len, Text("  "))
+    grid.put(0, stock.cell_len + 2, Text(f"Home {done}/8", style=DIM), ("foundation", 0))
     card_w, gap = _sizes(width, 10, 3)
     cell = card_w + gap
     tall = height >= 30
@@ -365,16 +372,21 @@ def _spider(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         sel = 0
         if keys.source == i:
             sel = keys.count or keys.movable(i)
-        shown = list(enumerate(up))
         room = rows - len(cells)
+        shown: list[int | str] = list(range(len(up)))
         if len(shown) > room:
+            shown = _fold_runs(up, room)
+        if len(shown) > room:  # no run long enough to fold: the oldest cards go (rare)
             cut = len(shown) - (room - 1)
             cells.append((Text(f"+{cut}".ljust(card_w), style=DIM), ("pile", i)))
             shown = shown[cut:]
-        for j, c in shown:
+        for j in shown:
+            if isinstance(j, str):  # cards of a run folded: its first and last are shown
+                cells.append((Text(j.ljust(card_w), style=DIM), ("pile", i)))
+                continue
             selected = sel and j >= len(up) - sel
             cells.append(
-                (card_text(c, SELECTED if selected else "", card_w), ("card", i, down + j))
+                (card_text(up[j], SELECTED if selected else "", card_w), ("card", i, down + j))
             )
         if not cells:
             cells.append((Text("__".ljust(card_w), style=DIM), ("pile", i)))
@@ -402,6 +414,39 @@ def _spider(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
             for k in range(extra):
                 body = Text(" " * card_w, style=last_text.style)
                 grid.put(top + len(c) * step + k, x, body, last_target)
+
+
+def _fold_runs(up: list[int], room: int) -> list[int | str]:
+    """The rows of a Spider pile's face-up cards (``up``) in at most ``room`` rows, if folding
+    the middle of its same-suit runs can do it: a run K..8 of one suit is drawn K, "…3", 8 (the
+    three cards folded are the ones the run implies, so nothing is hidden).  Card indexes, and
+    a marker for each fold; the longest runs are folded first, as far as needed."""
+    runs: list[tuple[int, int]] = []  # (first, last) index of each same-suit run of 4 or more
+    start = 0
+    for j in range(1, len(up) + 1):
+        if j == len(up) or not (up[j] == up[j - 1] - 1 and up[j - 1] % 13):
+            if j - start >= 4:
+                runs.append((start, j - 1))
+            start = j
+    need = len(up) - room
+    folds: dict[int, int] = {}  # first folded index: how many
+    for first, last in sorted(runs, key=lambda r: r[0] - r[1]):
+        if need <= 0:
+            break
+        inner = last - first - 1  # the run's cards between its first and last
+        k = min(inner, need + 1)  # k cards folded into one row save k - 1
+        folds[first + 1] = k
+        need -= k - 1
+    out: list[int | str] = []
+    j = 0
+    while j < len(up):
+        if j in folds:
+            out.append(f"…{folds[j]}")
+            j += folds[j]
+        else:
+            out.append(j)
+            j += 1
+    return out
 
 
 def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -> None:
@@ -455,6 +500,16 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     mid_x = side_w + 1
     band = max(3, (height - y - 4) // 2)
     sel = keys.source
+    room = side_w - card_w - 1  # beside the foundations, the pile's key label apart
+    per_row = max(1, room // cell)
+    corner = band  # rows free beside a band
+    vertical = [len(state.piles[i]) for i in (0, 1, 2, 3, 6, 7, 8, 9)]
+    side = [len(state.piles[i]) for i in (4, 5, 10, 11)]
+    if max(vertical) > band or max(side) > per_row * (corner + 1):
+        # too small a board for every card around the foundations (80x24 with the race panel):
+        # one row a pile, so that no card is ever folded away
+        _helena_rows(grid, model, keys, y - (1 if height >= 30 else 0), width, card_w)
+        return
 
     def key_label(i: int) -> Text:
         return Text(f"{PILE_KEYS[i]:^{card_w}}", style="bold cyan" if sel == i else DIM)
@@ -474,7 +529,6 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     # top band: piles 1-4 above the kings, top card at the bottom of the band
     for k, i in enumerate(range(0, 4)):
         x = mid_x + k * cell
-        put(y, x, key_label(i), ("pile", i))
         pile = state.piles[i]
         n = min(len(pile), band)
         first = len(pile) - n
@@ -488,6 +542,7 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         if not pile:
             rows.append((Text("__".ljust(card_w), DIM), ("pile", i)))
         start = y + 1 + band - len(rows)
+        put(start - 1, x, key_label(i), ("pile", i))  # the key right above the pile's cards
         for r, (text, target) in enumerate(rows):
             put(start + r, x, text, target)
         for r in range(y + 1, y + 1 + band):
@@ -497,9 +552,6 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     # folded away while there is room: the top cards lie on the foundation row, nearest the
     # foundations, and the cards under them go on in rows further out, into the free corner
     # beside the band (pile 12 and 5 upwards, 11 and 6 downwards)
-    room = side_w - card_w - 1  # beside the foundations, the pile's key label apart
-    per_row = max(1, room // cell)
-    corner = band  # rows free beside a band
 
     def side_rows(pile_len: int) -> list[range]:
         """A side pile's card indexes, row by row from the foundation row outwards (top card
@@ -567,9 +619,47 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
             put(y + r, x, text, target)
         for r in range(y, y + band):
             grid.hits.append((r, x, x + cell, ("pile", i)))
-        put(y + band, x, key_label(i), ("pile", i))
+        put(y + len(rows), x, key_label(i), ("pile", i))  # right below the pile's cards
     for yy, xx, text, target in sorted(later, key=lambda p: (p[0], p[1])):
         grid.put(yy, xx, text, target)
+
+
+def _helena_rows(grid: Grid, model: RaceModel, keys: Keys, y: int, width: int, card_w: int) -> None:
+    """St. Helena and Louis on a board too small to lay them out around the foundations: the
+    foundations on one line (kings, then aces), then one row a pile in key order, its top card
+    (the one you can play) at the right end.  A pile longer than a row goes on in the next,
+    indented, so that every card stays on the screen."""
+    state = model.state
+    assert state is not None
+    sel = keys.source
+    cell = card_w + 1
+    line = Text("kings ", DIM)
+    grid.put(y, 0, line)
+    x = line.cell_len
+    for f in range(8):
+        if f == 4:
+            grid.put(y, x, Text(" aces ", DIM))
+            x += 6
+        fnd = state.foundations[f]
+        text = card_text(fnd[-1], "", card_w) if fnd else Text("--".ljust(card_w), DIM)
+        grid.put(y, x, text, ("foundation", f))
+        x += cell
+    y += 1
+    label_w = 3
+    per_row = max(1, (width - label_w) // cell)
+    for i, pile in enumerate(state.piles):
+        grid.put(y, 0, Text(f"{PILE_KEYS[i]:>2} ", "bold cyan" if sel == i else DIM), ("pile", i))
+        grid.hits.append((y, 0, width, ("pile", i)))
+        if not pile:
+            grid.put(y, label_w, Text("__".ljust(card_w), DIM), ("pile", i))
+        for j, c in enumerate(pile):
+            if j and j % per_row == 0:
+                y += 1
+                grid.hits.append((y, 0, width, ("pile", i)))
+            selected = sel == i and j == len(pile) - 1
+            text = card_text(c, SELECTED if selected else "", card_w)
+            grid.put(y, label_w + (j % per_row) * cell, text, ("card", i, j))
+        y += 1
 
 
 # -- the race panel -------------------------------------------------------------------------------
@@ -684,7 +774,8 @@ def results(model: RaceModel, width: int = 78, join_hint: str | None = None) -> 
             if best is not None:
                 par += f"; the best winner took {plural(best, 'move')}"
             t.append(par + ".\n", style="bold")
-        t.append(f"Replay it in PySolFC as game #{reveal.number}.\n", style=DIM)
+        where = "xpat2" if reveal.numbering == "xpat2" else "PySolFC"
+        t.append(f"Replay it in {where} as game #{reveal.number}.\n", style=DIM)
     race_id = last.race_id if last is not None else model.race_id
     if race_id:
         t.append(

@@ -144,7 +144,8 @@ class RaceServer:
         if self.pool is not None:
             self.pool.start()
         restored = self.hub.restore(time.monotonic())
-        log.info("restored", extra={"fields": {"event": "restored", "rooms": restored}})
+        if restored:
+            log.info("restored", extra={"fields": {"event": "restored", "rooms": restored}})
         self.server = await serve(
             self._handler,
             self.host,

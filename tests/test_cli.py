@@ -330,3 +330,10 @@ async def test_a_server_certificate_not_trusted_says_how_to_trust_it(tmp_path: P
     assert "patience-race-server" not in untrusted.stderr and "Traceback" not in untrusted.stderr
     # trusted: past TLS, the (fake) server hangs up: another message, not the certificate's
     assert "does not trust" not in trusted.stderr and url in trusted.stderr
+
+
+def test_deal_names_its_numbering_once(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "deal", "spider", "0", "--numbering", "xpat2")
+    assert code == 0
+    title = out.splitlines()[0]
+    assert title.count("xpat2") == 1 and title.endswith("#0"), title

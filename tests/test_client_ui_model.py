@@ -3,6 +3,9 @@ the countdown, board sizes, the race panel, keys for runs, hostile names rendere
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from rich.style import Style
 from rich.text import Text
 
@@ -320,6 +323,24 @@ def test_every_footer_and_the_racing_header_fit_80_columns() -> None:
     assert cell_len(narrow) <= 80 and "auto-home on" in narrow and "time left 14:59" in narrow
 
 
+def test_spiders_home_is_a_click_target_that_sends_the_picked_run_home() -> None:
+    """The help says a click on a foundation sends the picked pile home: in Spider that is the
+    "Home n/8" label."""
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    model.room = room([member(1, "Ann")], state="racing")
+    state = new_game(GameConfig("spider", {"suits": 1}), 1)
+    state.piles[0] = [*state.piles[0][: state.down[0]], *range(12, -1, -1)]  # K..A of clubs
+    model.state = state
+    keys = Keys(model)
+    grid = render.board_grid(model, keys, 22, 80)
+    hit = next((y, x0) for y, x0, _x1, target in grid.hits if target == ("foundation", 0))
+    assert "Home 0/8" in grid.lines[hit[0]].plain[hit[1] :]
+    assert grid.at(hit[1] + 2, hit[0]) == ("foundation", 0)
+    keys.source = 0
+    move = keys.home(0)
+    assert move is not None and move.kind == Kind.FOUNDATION and move.src == 0
+
+
 def test_louis_deal_line_fits_a_narrow_board() -> None:
     model = RaceModel(name="Ann", you=1, phase="racing")
     model.room = room([member(1, "Ann")], state="racing", game="louis")
@@ -361,14 +382,39 @@ def test_cards_grow_with_the_screen() -> None:
     assert big_card > small_card
 
 
+def test_a_long_spider_pile_folds_only_cards_its_runs_imply() -> None:
+    """At 80x24 in a race (a 46x21 board) a pile of 22 face-up cards does not fit: the middle
+    of its same-suit runs is folded ("…n": the cards between the run's first and last shown),
+    so no card is hidden that is not known from the ones around it."""
+    model = RaceModel(name="me", phase="racing")
+    state = new_game(GameConfig("spider", {"suits": 2}), 9)
+    up = [*range(12, -1, -1), 13 + 7, *range(13 + 12, 13 + 4, -1)]  # K..A C, 8H, K..5 H
+    state.piles[0] = [*state.piles[0][: state.down[0]], *up]
+    model.state = state
+    grid = render.board_grid(model, Keys(model), 21, 46)
+    text = grid.text().plain
+    assert "+" not in text and "…" in text
+    drawn = {t[2] - state.down[0] for _, _, _, t in grid.hits if t[:2] == ("card", 0)}
+    folded = sum(int(m[1:]) for m in re.findall(r"…\d+", text))
+    assert len(drawn) + folded == len(up)
+    # every card not drawn lies inside a run between two drawn cards of that run
+    for j in set(range(len(up))) - drawn:
+        before = max(d for d in drawn if d < j)
+        after = min(d for d in drawn if d > j)
+        assert all(up[k] == up[k - 1] - 1 for k in range(before + 1, after + 1))
+    assert {0, 12, 13, 14, len(up) - 1} <= drawn  # the ends of the runs, and the lone 8H
+
+
 def test_st_helena_is_laid_out_around_the_foundations() -> None:
+    """Where every card fits around the foundations (a race at 120x30, practice at 100x30), the
+    board is PySolFC's; each pile's key sits right by its cards."""
     model = RaceModel(name="me", phase="racing")
     model.state = new_game(GameConfig("st-helena", {}), 4)
-    grid = render.board_grid(model, Keys(model), 21, 46)
+    grid = render.board_grid(model, Keys(model), 27, 86)
     text = grid.text().plain
     assert "deal 1 of 3" in text
     assert "deal 1: piles 1-4 → kings, 7-10 → aces only" in text
-    assert len(grid.lines) <= 21 and all(line.cell_len <= 46 for line in grid.lines)
+    assert len(grid.lines) <= 27 and all(line.cell_len <= 86 for line in grid.lines)
 
     def where(target: tuple) -> tuple[int, int]:
         return next((y, x0) for y, x0, _, t in grid.hits if t == target)
@@ -389,6 +435,11 @@ def test_st_helena_is_laid_out_around_the_foundations() -> None:
     assert where(("card", 10, len(model.state.piles[10]) - 1))[0] == aces_y
     assert where(("card", 4, len(model.state.piles[4]) - 1)) > (kings_y - 1, k0 + 8)
     assert where(("card", 5, len(model.state.piles[5]) - 1))[0] == aces_y
+    # the keys of piles 1 and 7 right above and below their cards (not at the band's edge)
+    y1, x1 = where(("card", 0, 0))
+    assert grid.lines[y1 - 1].plain[x1:].strip()[0] == "1"
+    y7, x7 = where(("card", 6, 0))
+    assert grid.lines[y7 + 1].plain[x7:].strip()[0] == "7"
     # after a redeal the restriction is gone and the redeal order is told
     keys = Keys(model)
     assert keys.press("r") is None and "Redeal? press r again" in model.status
@@ -399,24 +450,31 @@ def test_st_helena_is_laid_out_around_the_foundations() -> None:
     assert "deal 2 of 3" in text and "gathers piles 12..1, deals from pile 1" in text
 
 
-def test_st_helena_side_piles_show_every_card() -> None:
-    """Every card is face up in St. Helena: the side piles (5, 6, 11, 12) wrap into the corners
-    beside the bands instead of folding cards into "+N", at the board sizes of an 80x24, a
-    100x30 and a wide terminal, and a long pile still fits."""
-    for width, height in ((46, 21), (66, 27), (100, 40)):
-        model = RaceModel(name="me", phase="racing")
-        model.state = new_game(GameConfig("st-helena", {}), 4)
-        for _ in range(5):  # a side pile grows: pile 12 takes five more cards
-            model.state.piles[11].append(model.state.piles[11][0])
-        grid = render.board_grid(model, Keys(model), height, width)
-        assert all(line.cell_len <= width for line in grid.lines), width
-        drawn = {t[1:] for _, _, _, t in grid.hits if t[0] == "card"}
-        for i in (4, 5, 10, 11):
-            pile = model.state.piles[i]
-            assert {(i, j) for j in range(len(pile))} <= drawn, (width, i)
-        assert "+" not in "".join(
-            line.plain[: (width - 12) // 2] for line in grid.lines[2:]
-        )  # nothing folded on the left side
+@pytest.mark.parametrize("game", ["st-helena", "louis"])
+@pytest.mark.parametrize(
+    ("width", "height"),
+    [(46, 21), (80, 21), (66, 27), (86, 27), (78, 37), (100, 40)],
+)
+@pytest.mark.parametrize("grown", [0, 5, 12])
+def test_every_card_is_on_the_screen_at_every_size(
+    game: str, width: int, height: int, grown: int
+) -> None:
+    """Every card is face up in St. Helena and Louis, and every one is drawn (none folded into
+    "+N") at the board sizes of a race at 80x24 (46x21), practice at 80x24 (80x21), 100x30, a
+    race and practice at 120x40, with piles as dealt and grown by 5 and 12 cards: around the
+    foundations where they fit, else one row a pile."""
+    model = RaceModel(name="me", phase="racing")
+    model.state = new_game(GameConfig(game, {}), 4)
+    for i in (0, 4, 6, 11):  # a pile of each band and side grows
+        for k in range(grown):
+            model.state.piles[i].append(model.state.piles[i][k % len(model.state.piles[i])])
+    grid = render.board_grid(model, Keys(model), height, width)
+    assert all(line.cell_len <= width for line in grid.lines)
+    assert len(grid.lines) <= height
+    drawn = {t[1:] for _, _, _, t in grid.hits if t[0] == "card"}
+    for i, pile in enumerate(model.state.piles):
+        assert {(i, j) for j in range(len(pile))} <= drawn, i
+    assert "+" not in grid.text().plain
 
 
 def test_race_panel_is_a_clean_column() -> None:
@@ -511,6 +569,11 @@ def test_results_of_a_certified_deal_show_its_par() -> None:
     text = render.results(model, 78).plain
     assert "Certified winnable: the solver won it in 150 moves (par)" in text
     assert "the best winner took 1 move" in text
+    assert "Replay it in PySolFC as game #7." in text
+    # an xpat2 number is xpat2's deal, not PySolFC's
+    model.last.reveal = reveal.model_copy(update={"numbering": "xpat2", "solution": None})  # type: ignore[union-attr]
+    text = render.results(model, 78).plain
+    assert "Replay it in xpat2 as game #7." in text and "PySolFC" not in text
 
 
 def test_race_over_names_a_winner_only_when_someone_won() -> None:

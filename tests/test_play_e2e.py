@@ -223,8 +223,8 @@ def test_the_results_stay_up_after_a_resign(tmp_path: Path) -> None:
 
 
 def test_the_practice_command_gives_hints_and_saves_its_record(tmp_path: Path) -> None:
-    """``patience-race practice`` as a newcomer runs it: no server, h shows a hint naming its
-    keys, u undoes, x x resigns and the record of the game is saved and replays."""
+    """``patience-race practice`` as a newcomer runs it: no server, h shows a hint (its pile
+    picked, the key to press named), u undoes, x x resigns and the record of the game is saved and replays."""
     env = {**os.environ, "TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path)}
     term = Screen(["practice", "spider", "--suits", "1", "--deal", "1"], env)
     try:
@@ -232,7 +232,8 @@ def test_the_practice_command_gives_hints_and_saves_its_record(tmp_path: Path) -
         assert "Practice" in shown and "Spider (1 suit) #1" in shown
         os.write(term.fd, b"h")
         shown = term.wait_for("Hint: ", 20)
-        assert "keys: " in shown and "1 hint" in shown
+        assert " is picked, press " in shown and "1 hint" in shown  # its pile picked already
+        os.write(term.fd, b"\x1b")  # drop it (escape)
         os.write(term.fd, b"d")  # a deal, then undo past it: practice allows that
         term.wait_for("Stock 40", 10)
         os.write(term.fd, b"u")

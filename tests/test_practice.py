@@ -148,6 +148,26 @@ def test_hint_keys_name_the_keys_that_play_the_move() -> None:
     assert keys_for(DEAL, new_game(SPIDER1, 1)) == "d"
 
 
+def test_a_hint_picks_part_of_a_run_the_way_the_arrow_keys_would() -> None:
+    """A hint that moves part of a Spider run picks exactly those cards (``Keys.count``); one
+    that moves the unit a pile key picks leaves the count to the keys (0)."""
+    from client.practice import picked_count
+    from protocol.moves import Move
+
+    state = new_game(SPIDER1, 1)
+    # a run of 3 on pile 1 (7C 6C 5C) whose last two (6C 5C) can go onto pile 2's 7C
+    state.piles[0] = [*state.piles[0][: state.down[0]], 6, 5, 4]
+    state.piles[1] = [*state.piles[1][: state.down[1]], 6]
+    part = Move(Kind.TABLEAU, 0, 1, 2)
+    assert state.check(part) is None
+    assert picked_count(part, state) == 0  # 1>2 moves those two by itself
+    assert keys_for(part, state) == "1 2"
+    state.piles[1], state.down[1] = [], 0  # onto an empty pile a pile key takes the whole run
+    part = Move(Kind.TABLEAU, 0, 1, 2)
+    assert state.check(part) is None
+    assert picked_count(part, state) == 2 and keys_for(part, state) == "1 ↓ 2"
+
+
 # -- the screen -------------------------------------------------------------------------------
 
 
@@ -173,10 +193,14 @@ async def test_practice_screen_hint_undo_resign_and_record(
         await pilot.press("h")
         await pilot.pause(0.3)
         assert app.model.status == hint and app.practice.game.hints == 1
-        # the keys it names play it
-        keys = hint.split("(keys: ")[1].rstrip(").").split()
+        # its pile is picked already (rules.md): the one key it names plays it
         first = app.practice.hint()
-        await pilot.press(*[{"↓": "down"}.get(k, k) for k in keys])
+        assert first is not None and first.kind == Kind.TABLEAU
+        assert app.keys.source == first.src
+        assert f"(pile {first.src + 1} is picked, press " in hint
+        key = hint.split(", press ")[1].rstrip(").")
+        assert key == "1234567890"[first.dst]
+        await pilot.press(key)
         await wait_until(pilot, lambda: app.practice.state.moves == 1)
         assert app.practice.game.notation == [format_move(first, new_game(SPIDER1, 1))]
         # a move that turns a card, then undo goes back past it
