@@ -846,7 +846,8 @@ Race: pick a pile with its key, then the target pile
               there; click a foundation: home; click the stock: deal
   q q         quit (on a server your seat waits: join again to resume)
 St. Helena, Louis: kings above the aces in the middle; every pile's top
-card lies next to them. A redeal gathers piles 12..1, deals from pile 1.
+card lies next to them (a small screen: one row a pile, top card on the
+right). A redeal gathers piles 12..1, deals from pile 1.
 Lobby: r ready / not ready;  the host: s start now, g game, o options,
   m mode, t time, u undo, +/- seats, p private, w winnable.   q leave
 Results: n rematch (watching: n follows the room), q leave
