@@ -28,6 +28,7 @@ from . import render
 from .model import PILE_KEYS, Keys, RaceModel, auto_home
 from .net import Disconnected, ServerError
 from .session import SeatInUse, Session
+from .text import safe
 
 log = logging.getLogger("patience_race.client")
 
@@ -287,27 +288,32 @@ class RaceApp(App[None]):
             self.push_screen(HelpScreen())
             return
         if key == "q":
+            guests = self.guests()
             if (
                 self.quit_armed
-                or self.model.holding
-                or self.model.phase
-                in (
-                    "lobby",
-                    "results",
-                    "gone",
-                    "kicked",
-                    "connecting",
+                or (self.model.holding and not guests)
+                or (
+                    self.model.phase in ("lobby", "results", "gone", "kicked", "connecting")
+                    and not guests
                 )
             ):
                 await self.shutdown()
                 self.exit()
                 return
             self.quit_armed = True
-            self.model.status = (
-                "Quit? Press q again (the race ends: the server inside this program stops)."
-                if self.server is not None
-                else "Quit? Press q again (your seat is kept for a while: join again to resume)."
-            )
+            if guests:
+                self.model.status = (
+                    f"Quit? Press q again: the room closes for {', '.join(guests)} "
+                    "(its server is inside this program)."
+                )
+            elif self.server is not None:
+                self.model.status = (
+                    "Quit? Press q again (the race ends: the server inside this program stops)."
+                )
+            else:
+                self.model.status = (
+                    "Quit? Press q again (your seat is kept for a while: join again to resume)."
+                )
             self.refresh_view()
             return
         self.quit_armed = False
@@ -320,6 +326,18 @@ class RaceApp(App[None]):
         elif phase in ("lobby", "countdown"):
             await self.lobby_key(key)
         self.refresh_view()
+
+    def guests(self) -> list[str]:
+        """With the server inside this program (``play``): the people (not bots) connected to
+        its room from elsewhere, whom quitting would leave without a room."""
+        room = self.model.room
+        if self.server is None or room is None:
+            return []
+        return [
+            safe(m.name)
+            for m in room.members
+            if m.id != self.model.you and m.connected and not m.bot
+        ]
 
     async def next_from_results(self) -> None:
         """``n`` on the results: ask for a rematch while the room is still on its results

@@ -227,13 +227,40 @@ def parse_time(text: str) -> int:
     """``10`` or ``10m`` minutes, ``90s`` seconds: the time limit in seconds."""
     t = text.strip().lower()
     try:
-        if t.endswith("s"):
-            return int(t[:-1])
-        return int(float(t.removesuffix("m")) * 60)
+        seconds = int(t[:-1]) if t.endswith("s") else int(float(t.removesuffix("m")) * 60)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a time: write 10 (minutes), 10m or 90s"
+            f"{clean(text)!r} is not a time: write 10 (minutes), 10m or 90s"
         ) from None
+    if not 0 <= seconds <= MAX_TIME:
+        raise argparse.ArgumentTypeError(
+            f"{clean(text)!r}: a time limit is between 0 (none) and {MAX_TIME // 3600} hours"
+        )
+    return seconds
+
+
+MAX_TIME = 24 * 3600
+"""The longest time limit a room takes (``Settings.time_limit``)."""
+
+
+def port_number(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{clean(text)!r} is not a port: 0 to 65535")
+    return port
+
+
+def pause(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 60:
+        raise argparse.ArgumentTypeError(f"{clean(text)!r}: a pause is 0 to 60 seconds")
+    return seconds
 
 
 def make_settings(args: argparse.Namespace) -> Settings:
@@ -444,7 +471,10 @@ def cmd_join(args: argparse.Namespace) -> int:
     except NoName as exc:
         print(f"patience-race: {exc}", file=sys.stderr)
         return 2
-    return run_app(Plan(action="join", name=name, url=url, code=args.code))
+    # a name nobody chose (the user name) gets a number if the room has it: a friend on the
+    # same account joining play's room, say
+    chosen = args.name is not None or name != default_name()
+    return run_app(Plan(action="join", name=name, url=url, code=args.code, any_name=not chosen))
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -552,7 +582,7 @@ def add_race_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--think",
-        type=float,
+        type=pause,
         default=None,
         metavar="SECONDS",
         help="the bots' pause between moves (default: their level's pace, easy 2.5, normal 1, "
@@ -597,7 +627,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--port",
-        type=int,
+        type=port_number,
         default=0,
         metavar="PORT",
         help="the port of the server inside this program (on 127.0.0.1; default: any free one)",
@@ -675,7 +705,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--think",
-        type=float,
+        type=pause,
         default=None,
         metavar="SECONDS",
         help="pause between moves (default: the level's pace, easy 2.5, normal 1, strong 0.5; "

@@ -396,6 +396,8 @@ def room_changes(old: RoomInfo, new: RoomInfo, you: int | None) -> list[str]:
     for mid, m in before.items():
         if mid not in after and mid != you:
             out.append(f"{safe(m.name)} left")
+    if new.state == "lobby" and old.state == "lobby" and new.settings != old.settings:
+        out.append(f"The host changed the settings: {safe(new.settings.title)}")
     return out
 
 

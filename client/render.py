@@ -176,11 +176,11 @@ def footer_keys(model: RaceModel) -> str:
         if model.role != "player" or model.state is None or done:
             return "q q: leave   ?: help"
         if model.state.config.game == SPIDER:
-            return "1-0 pick  ↑↓ more/fewer  f home  d deal  u undo  x x resign  q q quit  ? help"
+            return "1-0 pick  ↑↓ more/fewer  f home  d deal  u undo  xx resign  qq quit  ? help"
         return (
             "1-0-= pick  f/k/a home  r r redeal  "
             + ("d deal  " if model.state.deals_left else "")
-            + "u undo  x x resign  q q quit  ? help"
+            + "u undo  xx resign  qq quit  ? help"
         )
     if phase == "countdown":
         return "q: leave   ?: help"
@@ -485,6 +485,8 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     y += 1
     if state.first_deal:
         grid.put(y, 0, Text("deal 1: piles 1-4 → kings, 7-10 → aces only", "yellow"))
+    elif louis and state.deals_left:
+        grid.put(y, 0, Text("the stock first (d); the redeals come after it", DIM))
     elif state.redeals_left:
         grid.put(y, 0, Text("redeal: gathers piles 12..1, deals from pile 1", DIM))
     else:

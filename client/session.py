@@ -139,6 +139,12 @@ class Session:
         joined = await self._request(JoinRoom(seq=0, code=code, name=name, spectate=spectate))
         assert isinstance(joined, Joined)
         self._joined(joined, name)
+        if joined.role == "spectator" and not spectate:
+            self.model.status = (
+                "You have a seat in the next race; until then you watch this one."
+                if joined.room.state != "lobby"
+                else "Every seat is taken: you watch (a seat next race if one is free)."
+            )
         if released:
             self.model.status = (
                 f"Your old seat was released: you joined again as a new {joined.role}."

@@ -189,6 +189,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.loop not in ("auto", "asyncio", "uvloop"):
         print("patience-race-server: --loop is auto, asyncio or uvloop", file=sys.stderr)
         return 2
+    if not 0 <= args.port <= 65535:
+        print("patience-race-server: --port is between 0 and 65535", file=sys.stderr)
+        return 2
     if not 20 <= args.progress_ms <= 10_000:
         print("patience-race-server: --progress-ms is between 20 and 10000", file=sys.stderr)
         return 2
@@ -332,7 +335,17 @@ async def serve(
         cluster=cluster,
         pool=pool,
     )
-    await server.start()
+    try:
+        await server.start()
+    except OSError as exc:  # the port is taken, or the address is not this machine's
+        print(
+            f"patience-race-server: cannot listen on {host}:{port}: "
+            f"{(exc.strerror or str(exc)).lower()}",
+            file=sys.stderr,
+        )
+        await server.stop()
+        store.close()
+        return 2
     tune_gc()
     stop = server.stopping
     loop = asyncio.get_running_loop()

@@ -134,6 +134,12 @@ async def test_watch_with_the_default_name_a_player_has_takes_it_with_a_number()
             room = app.model.room
             assert room is not None
             assert {m.name: m.role for m in room.members} == {"Ann": "player", "Ann 2": "spectator"}
+        # join, too, with the user name a player has (a friend on play's machine); the
+        # watcher Ann 2 has left
+        joiner = RaceApp(Plan(action="join", name="Ann", url=server.url, code=code, any_name=True))
+        async with joiner.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: joiner.model.phase == "lobby")
+            assert joiner.model.name == "Ann 2" and joiner.model.role == "player"
         named = RaceApp(Plan(action="watch", name="Ann", url=server.url, code=code))
         async with named.run_test(size=(80, 24)) as pilot:
             await wait_until(pilot, lambda: named.model.phase == "gone")

@@ -130,6 +130,15 @@ def test_room_changes_say_who_came_and_went() -> None:
     assert room_changes(new, back, you=1)[:2] == ["Bob is back", "Bob asks for a rematch"]
 
 
+def test_a_change_of_settings_in_the_lobby_is_said() -> None:
+    before = room([member(1, "Ann"), member(2, "Bob")])
+    after = before.model_copy(
+        update={"settings": before.settings.model_copy(update={"title": "St. Helena"})}
+    )
+    assert "The host changed the settings: St. Helena" in room_changes(before, after, 2)
+    assert room_changes(before, before, 2) == []
+
+
 def test_progress_changes_say_who_won_resigned_and_whom_you_wait_for() -> None:
     before = [progress(1, "Ann"), progress(2, "Bob"), progress(3, "Cy"), progress(4, "Dee")]
     after = [
@@ -313,7 +322,8 @@ def test_every_footer_and_the_racing_header_fit_80_columns() -> None:
     models += [host, results_model(), results_model("spectator")]
     for m in models:
         keys = render.footer_keys(m)
-        assert cell_len(keys) <= 80 and keys.rstrip().endswith("help"), keys
+        # the status line's padding leaves 78 of the 80 columns
+        assert cell_len(keys) <= 78 and keys.rstrip().endswith("help"), keys
     assert "p/w: settings" in render.footer_keys(host)
     spider = models[0]
     spider.started, spider.time_limit_ms = 0.0, 15 * 60_000

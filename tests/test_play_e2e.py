@@ -74,6 +74,12 @@ async def test_quitting_play_closes_its_room_for_a_friend_who_joined() -> None:
         bob = Connection(app.server.url)
         await bob.open()
         await bob.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))
+        await wait_until(pilot, lambda: app.guests() == ["Bob"])
+        # one q is not enough with a guest in the room: it says whom quitting leaves
+        await pilot.press("q")
+        await pilot.pause(0.2)
+        assert app.server is not None
+        assert "the room closes for Bob" in text_of(app, "#status")
         await pilot.press("q")
         await wait_until(pilot, lambda: app.server is None)
         events = []

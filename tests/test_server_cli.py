@@ -101,3 +101,20 @@ def test_the_server_process_collects_garbage_rarely() -> None:
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_a_port_it_cannot_listen_on_is_said_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    monkeypatch.setenv("PATIENCE_RACE_CERTIFIED_DEALS", "0")
+    assert main(["--port", "70000", "--db", ":memory:"]) == 2
+    assert "--port is between 0 and 65535" in capsys.readouterr().err
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["--port", str(port), "--db", ":memory:"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot listen on 127.0.0.1:{port}" in err and "Traceback" not in err
