@@ -526,7 +526,10 @@ def cmd_bot(args: argparse.Namespace) -> int:
     from .net import ServerError
 
     url = server_url(args)
-    bot = run_bot(url, args.code, name=args.name, level=args.level, think=args.think)
+    # a room whose race is on: the bot waits for the next race (it has a seat in it)
+    bot = run_bot(
+        url, args.code, name=args.name, level=args.level, think=args.think, spectate_ok=True
+    )
     try:
         asyncio.run(bot)
     except ServerError as exc:
@@ -694,7 +697,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_server_argument(p)
     p.set_defaults(func=cmd_rooms)
 
-    p = sub.add_parser("bot", help="a bot that joins a room and races")
+    p = sub.add_parser(
+        "bot", help="a bot that joins a room and races (a race under way: from the next one)"
+    )
     p.add_argument("code", type=room_code, help="the room's code")
     p.add_argument("--name", type=display_name, default="Bot", help="the bot's display name")
     p.add_argument(

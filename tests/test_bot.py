@@ -218,3 +218,48 @@ async def test_a_bot_task_can_be_cancelled() -> None:
             if room is not None and all(m.name != "Bot" for m in room.members):
                 break
         await host.close()
+
+
+async def test_the_bot_command_in_a_racing_room_waits_for_the_next_race() -> None:
+    """``patience-race bot CODE`` while the room races: the bot stays, watching, with a seat in
+    the next race (it used to leave at once, saying nothing)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from protocol.messages import Rematch
+
+    from .server_helpers import close_all, host_and_join, room_of, start_race
+
+    async with running_server(fast_limits()) as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        await start_race(conns)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "client.cli", "bot", code, "--server", server.url,
+            "--think", "0", cwd=Path(__file__).resolve().parents[1],
+            stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 30
+            while not any(m.name == "Bot" for m in room_of(server, code).members.values()):
+                assert loop.time() < end and proc.returncode is None, "the bot did not join"
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(1.0)
+            assert proc.returncode is None, "the bot left"
+            bot = next(m for m in room_of(server, code).members.values() if m.name == "Bot")
+            assert bot.role == "spectator" and bot.wants_seat
+            for c in conns:
+                await c.request(MoveCmd(seq=0, move=W(kind="resign")))
+            await conns[0].wait_for(RaceOver)
+            for c in conns:
+                await c.request(Rematch(seq=0))
+            while room_of(server, code).state == "results":
+                assert loop.time() < end, "the room did not go back to the lobby"
+                await asyncio.sleep(0.05)
+            assert bot.role == "player"  # seated for the next race
+        finally:
+            if proc.returncode is None:
+                proc.terminate()
+            await proc.wait()
+            await close_all(conns)
