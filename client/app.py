@@ -271,7 +271,7 @@ class RaceApp(App[None]):
         side.display = bool(m.progress) and m.phase == "racing" and not m.holding
         side.set_class(self.size.width >= 120, "wide")
         side_w = 40 if self.size.width >= 120 else 32
-        side.update(render.opponents(m, side_w - 3))
+        side.update(render.opponents(m, side_w - 3, max(4, self.size.height - 3)))
         self.status_line.update(render.status_line(m, render.footer_keys(m), reconnecting))
 
     def on_resize(self, event: events.Resize) -> None:

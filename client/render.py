@@ -229,21 +229,37 @@ def lobby(model: RaceModel, now: float | None = None, join_hint: str | None = No
     deal = "fixed" if s.fixed_deal else "certified winnable" if s.winnable else "random"
     t.append(f"Seats: {s.seats}   Deal: {deal}\n\n")
     players = [m for m in room.members if m.role == "player"]
+    # up to 8 players a line each; more (rooms of up to 16 seats) in two columns, so that the
+    # lobby stays whole at 80x24
+    two = len(players) > 8
+    cells: list[Text] = []
     for m in players:
         mark = Text("ready  ", style="bold green") if m.ready else Text("waiting", style="yellow")
-        t.append("  ")
-        t.append_text(mark)
-        t.append("  ")
-        t.append_text(plain(m.name, "bold" if m.id == model.you else ""))
-        if m.bot:
-            t.append("  (bot)", style=DIM)
-        if m.host:
-            t.append("  (host)", style=DIM)
-        if not m.connected:
-            t.append("  (away)", style="red")
-        t.append("\n")
-    for _ in range(s.seats - len(players)):
-        t.append("  ·        (free seat)\n", style=DIM)
+        cell = Text("  ")
+        cell.append_text(mark)
+        cell.append("  ")
+        name = clip(m.name, 14) if two else m.name
+        cell.append_text(plain(name, "bold" if m.id == model.you else ""))
+        tags = [("bot", DIM)] if m.bot else []
+        tags += [("host", DIM)] if m.host else []
+        tags += [("away", "red")] if not m.connected else []
+        for tag, style in tags:
+            cell.append(f" ({tag})" if two else f"  ({tag})", style=style)
+        cells.append(cell)
+    if two:
+        half = (len(cells) + 1) // 2
+        for left, right in zip(cells[:half], [*cells[half:], Text()], strict=False):
+            t.append_text(left)
+            t.append(" " * max(1, 38 - left.cell_len))
+            t.append_text(right)
+            t.append("\n")
+    else:
+        for cell in cells:
+            t.append_text(cell)
+            t.append("\n")
+    free = s.seats - len(players)
+    if free:
+        t.append(f"  ·        {plural(free, 'free seat')}\n", style=DIM)
     watchers = [m.name for m in room.members if m.role == "spectator"]
     if watchers:
         t.append("\nWatching: ", style="magenta")
@@ -674,8 +690,9 @@ def race_share(p: Progress, game: str) -> tuple[int, int, str]:
     return p.foundation_cards + 8, 104, "home"
 
 
-def opponents(model: RaceModel, width: int = 30) -> Text:
-    """The race panel: one block per player, fixed columns, names cut with an ellipsis."""
+def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
+    """The race panel: one block per player, fixed columns, names cut with an ellipsis.  With
+    more players than ``height`` lines hold (16 at 80x24), the leaders that fit, then yours."""
     t = Text(no_wrap=True, overflow="crop")
     if not model.progress:
         return t
@@ -683,7 +700,15 @@ def opponents(model: RaceModel, width: int = 30) -> Text:
     t.append("Race\n", style="bold")
     width = max(20, width)
     bar_w = width - 14
-    for p in sorted(model.progress, key=lambda p: (-p.score, p.score_ms)):
+    order = sorted(model.progress, key=lambda p: (-p.score, p.score_ms))
+    fit = (height - 1) // 3 if height else len(order)
+    if len(order) > fit >= 1:
+        mine = [p for p in order if p.id == model.you]
+        shown = order[: fit - len(mine)]
+        if mine and mine[0] not in shown:
+            shown += mine
+        order = shown if mine else order[:fit]
+    for p in order:
         me = p.id == model.you
         status = {
             "waiting": "",

@@ -130,6 +130,38 @@ def test_room_changes_say_who_came_and_went() -> None:
     assert room_changes(new, back, you=1)[:2] == ["Bob is back", "Bob asks for a rematch"]
 
 
+def test_a_lobby_of_16_players_fits_80x24() -> None:
+    """16 seats (the most) at 80x24: every player and the keys on the 21 lines of the board;
+    free seats are one line however many."""
+    host = RaceModel(name="Ann", you=1, phase="lobby")
+    members = [member(1, "Ann"), *(member(i, f"Bot {i}", bot=True) for i in range(2, 17))]
+    host.room = room(members)
+    host.room.settings.seats = 16
+    text = render.lobby(host).plain
+    lines = text.rstrip("\n").splitlines()
+    assert len(lines) <= 21, text
+    assert all(len(line) <= 78 for line in lines)
+    for m in members:
+        assert m.name in text
+    assert "s: start now" in text and "w winnable" in text
+    few = RaceModel(name="Ann", you=1, phase="lobby")
+    few.room = room([member(1, "Ann"), member(2, "Bob")])
+    assert "2 free seats" in render.lobby(few).plain  # four seats, two taken
+
+
+def test_the_race_panel_keeps_your_own_line_when_it_cannot_show_everyone() -> None:
+    model = RaceModel(name="me", you=1, phase="racing")
+    model.room = room([member(1, "me")], state="racing")
+    model.progress = [progress(1, "me", score=0)] + [
+        progress(i, f"Bot {i}", score=1000 - i) for i in range(2, 17)
+    ]
+    text = render.opponents(model, 29, 21).plain
+    lines = text.rstrip("\n").splitlines()
+    assert len(lines) <= 21 and "me *" in text  # the last by score, still shown
+    assert "Bot 2" in text and "Bot 16" not in text  # the leaders first
+    assert "Bot 16" in render.opponents(model, 29).plain  # no height: everyone
+
+
 def test_a_change_of_settings_in_the_lobby_is_said() -> None:
     before = room([member(1, "Ann"), member(2, "Bob")])
     after = before.model_copy(
