@@ -6,8 +6,9 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from protocol.config import GAMES, ConfigError, GameConfig
 from protocol.deals import deal
@@ -243,24 +244,25 @@ MAX_TIME = 24 * 3600
 """The longest time limit a room takes (``Settings.time_limit``)."""
 
 
-def port_number(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{clean(text)!r} is not a port: 0 to 65535")
-    return port
+def _bounded(
+    convert: Callable[[str], float], low: float, high: float, what: str
+) -> Callable[[str], Any]:
+    """An argparse type: ``convert(text)`` from ``low`` to ``high``, else ``what`` it is not."""
+
+    def parse(text: str) -> Any:
+        try:
+            value: float | None = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{clean(text)!r} is not {what}")
+        return value
+
+    return parse
 
 
-def pause(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= 60:
-        raise argparse.ArgumentTypeError(f"{clean(text)!r}: a pause is 0 to 60 seconds")
-    return seconds
+port_number = _bounded(int, 0, 65535, "a port (0 to 65535)")
+pause = _bounded(float, 0, 60, "a pause (0 to 60 seconds)")
 
 
 def make_settings(args: argparse.Namespace) -> Settings:

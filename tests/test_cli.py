@@ -249,9 +249,9 @@ def test_no_server_running_says_what_to_do(argv: list[str]) -> None:
         (["bot", "K7QM_X2PF"], "not a room code"),
         (["play", "--time", "-5"], "between 0 (none) and 24 hours"),
         (["host", "spider", "--time", "100000"], "between 0 (none) and 24 hours"),
-        (["play", "--port", "99999"], "not a port"),
-        (["play", "--think", "-1"], "a pause is 0 to 60 seconds"),
-        (["bot", "K7QM-X2PF", "--think", "-2"], "a pause is 0 to 60 seconds"),
+        (["play", "--port", "99999"], "is not a port (0 to 65535)"),
+        (["play", "--think", "-1"], "is not a pause (0 to 60 seconds)"),
+        (["bot", "K7QM-X2PF", "--think", "-2"], "is not a pause (0 to 60 seconds)"),
     ],
 )
 def test_names_and_codes_that_cannot_be_are_refused_before_connecting(
