@@ -13,7 +13,7 @@ from typing import Any
 from protocol.config import GAMES, ConfigError, GameConfig
 from protocol.deals import deal
 from protocol.game import GameState, state_class
-from protocol.messages import MAX_CODE, MAX_NAME, Settings
+from protocol.messages import MAX_CODE, MAX_NAME, MAX_TIME_LIMIT, Settings
 from protocol.names import BadName, normalize
 from protocol.record import RecordError, ReplayError, load, replay
 
@@ -233,15 +233,11 @@ def parse_time(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"{clean(text)!r} is not a time: write 10 (minutes), 10m or 90s"
         ) from None
-    if not 0 <= seconds <= MAX_TIME:
+    if not 0 <= seconds <= MAX_TIME_LIMIT:
         raise argparse.ArgumentTypeError(
-            f"{clean(text)!r}: a time limit is between 0 (none) and {MAX_TIME // 3600} hours"
+            f"{clean(text)!r}: a time limit is between 0 (none) and {MAX_TIME_LIMIT // 3600} hours"
         )
     return seconds
-
-
-MAX_TIME = 24 * 3600
-"""The longest time limit a room takes (``Settings.time_limit``)."""
 
 
 def _bounded(

@@ -33,6 +33,8 @@ Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME)]
 (``protocol.names``: NFKC, a letter or digit, nothing blank-looking, no look-alike of another
 member's name)."""
 MAX_CODE = 16
+MAX_TIME_LIMIT = 24 * 3600
+"""The longest time limit a room takes, in seconds."""
 RoomCode = Annotated[str, StringConstraints(min_length=4, max_length=MAX_CODE)]
 Token = Annotated[str, StringConstraints(min_length=16, max_length=128)]
 PileIndex = Annotated[int, Field(ge=-1, le=15)]
@@ -111,7 +113,7 @@ class Settings(Model):
     options: dict[str, int | str] = Field(default_factory=dict, max_length=8)
     numbering: Literal["pysolfc", "xpat2"] = "pysolfc"
     mode: Mode = "first"
-    time_limit: Annotated[int, Field(ge=0, le=24 * 3600)] = 0
+    time_limit: Annotated[int, Field(ge=0, le=MAX_TIME_LIMIT)] = 0
     """Seconds; 0 is no limit (mode ``first`` only: mode ``score`` needs one)."""
     undo: UndoPolicy = "safe"
     seats: Annotated[int, Field(ge=2, le=16)] = 8
