@@ -137,6 +137,10 @@ class Race:
         if not self.running:
             when = "has not started" if self.started_at is None else "is over"
             raise RaceError("race_not_running", f"the race {when}")
+        deadline = self.deadline
+        if deadline is not None and now >= deadline:
+            # the tick ends the race a moment later: a move after the bell never counts
+            raise RaceError("race_not_running", "the race is over: the time is up")
         if seat.status != "playing":
             raise RaceError("player_done", f"your race is over: you have {seat.status}")
         move = from_wire(wire)

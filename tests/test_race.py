@@ -142,6 +142,17 @@ def test_time_up_ends_at_the_deadline_and_freezes_the_clock() -> None:
     assert not r.running and r.check_end(T0 + 99) is None
 
 
+def test_a_move_at_or_after_the_deadline_is_refused_before_the_tick_ends_the_race() -> None:
+    r = race(mode="score", time_limit_s=3)
+    r.start(T0)
+    r.move(1, wire("deal"), T0 + 2.999)
+    for late in (T0 + 3, T0 + 3.046):
+        with pytest.raises(RaceError) as err:
+            r.move(2, wire("deal"), late)
+        assert err.value.code == "race_not_running" and "time is up" in err.value.message
+    assert r.seats[2].moves == [] and r.seats[1].times_ms == [2999]
+
+
 def test_all_done_when_nobody_plays_any_more() -> None:
     r = race(n=3)
     r.start(T0)
