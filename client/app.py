@@ -321,6 +321,8 @@ class RaceApp(App[None]):
         if self.model.holding:
             if key == "n":
                 await self.next_from_results()
+            elif key == "s":
+                self.start_from_results()
         elif phase == "racing":
             await self.race_key(key)
         elif phase in ("lobby", "countdown"):
@@ -339,6 +341,23 @@ class RaceApp(App[None]):
             if m.id != self.model.you and m.connected and not m.bot
         ]
 
+    def start_from_results(self) -> None:
+        """The host's ``s`` on the results: the next race, whoever has asked or not (the room
+        goes back to the lobby, where those who asked are ready and the others can get ready)."""
+        model, session = self.model, self.session
+        room = model.room
+        if (
+            session is None
+            or room is None
+            or room.state != "results"
+            or model.role != "player"
+            or not model.is_host()
+        ):
+            return
+        model.asked_rematch = True
+        model.status = "You started the next race: back to the lobby."
+        self.run_worker(session.start(), group="cmd")
+
     async def next_from_results(self) -> None:
         """``n`` on the results: ask for a rematch while the room is still on its results
         (the screen stays until the room moves on), else go where the room is (and get ready
@@ -347,6 +366,8 @@ class RaceApp(App[None]):
         room = model.room
         if session is None or room is None:
             return
+        if room.state == "results" and model.role != "player":
+            return  # a spectator's n follows the room once it moves on
         if model.role == "player" and room.state == "results":
             if not model.asked_rematch:
                 model.asked_rematch = True
@@ -430,16 +451,17 @@ class RaceApp(App[None]):
             session is None
             or model.room is None
             or model.role != "player"
-            or model.phase != "lobby"
+            or model.phase not in ("lobby", "countdown")
         ):
             return
         me = model.me_member()
         if key == "r":
-            await session.ready(not (me and me.ready))
+            # in the countdown: not ready after all, which stops it
+            await session.ready(model.phase == "lobby" and not (me and me.ready))
             return
         if not model.is_host():
             return
-        if key == "s":
+        if key == "s" and model.phase == "lobby":
             await session.start()
             return
         new = self.changed_settings(key)

@@ -27,6 +27,7 @@ from protocol.messages import (
     Notice,
     Progress,
     ProgressUpdate,
+    PublicSettings,
     RaceOver,
     RaceStart,
     Reveal,
@@ -131,8 +132,8 @@ class RaceModel:
             self.role = me.role
             if me.rematch:
                 self.asked_rematch = True
-        if room.state == "lobby" and self.phase in ("connecting", "results", "lobby"):
-            if self.phase == "results":
+        if room.state == "lobby" and self.phase in ("connecting", "results", "lobby", "countdown"):
+            if self.phase in ("results", "countdown"):  # a countdown stopped: no race after all
                 self._reset_race()
                 if self.holding and self.asked_rematch:
                     self.holding = False  # this player asked to go on: here they are
@@ -346,7 +347,9 @@ class RaceModel:
         if room.state == "lobby":
             return "back in the lobby: press n"
         if room.state in ("countdown", "racing"):
-            return f"{self.host_name()} started the next race: press n to join in"
+            me = self.me_member()
+            seated = self.role == "player" and me is not None and me.ready
+            return f"the next race has started: press n to {'join in' if seated else 'watch it'}"
         return None
 
     def rematch_asked(self) -> list[str]:
@@ -388,17 +391,62 @@ def room_changes(old: RoomInfo, new: RoomInfo, you: int | None) -> list[str]:
         if was.connected and not m.connected:
             # a dropped line and a quit during a race look alike to the server: both keep the
             # seat for a while, so the message says only what is known
-            out.append(f"{name} is away (seat kept for a while)")
+            if m.role == "spectator":
+                out.append(f"{name} stopped watching")
+            else:
+                out.append(f"{name} is away (seat kept for a while)")
         elif not was.connected and m.connected:
-            out.append(f"{name} is back")
+            out.append(f"{name} is back" + (", watching" if m.role == "spectator" else ""))
         if m.rematch and not was.rematch:
             out.append(f"{name} asks for a rematch")
     for mid, m in before.items():
         if mid not in after and mid != you:
             out.append(f"{safe(m.name)} left")
-    if new.state == "lobby" and old.state == "lobby" and new.settings != old.settings:
-        out.append(f"The host changed the settings: {safe(new.settings.title)}")
+    if old.state == "countdown" and new.state == "lobby":
+        stopped = [m for mid, m in after.items() if not m.ready and before.get(mid, m).ready]
+        if new.settings != old.settings:
+            out.append("The countdown stopped: the host is changing the settings")
+        elif stopped:
+            who = "you" if stopped[0].id == you else safe(stopped[0].name)
+            out.append(f"The countdown stopped: {who} pressed not ready")
+    if (
+        new.state == "lobby"
+        and old.state in ("lobby", "countdown")
+        and new.settings != old.settings
+    ):
+        host = next((m for m in new.members if m.host), None)
+        who = "You" if host is not None and host.id == you else "The host"
+        out.append(f"{who} changed the settings: {settings_change(old.settings, new.settings)}")
     return out
+
+
+def settings_change(old: PublicSettings, new: PublicSettings) -> str:
+    """What changed between two settings, in words: ``Louis``, ``undo off``, ``8 seats``..."""
+    parts: list[str] = []
+    if (old.game, old.options, old.numbering) != (new.game, new.options, new.numbering):
+        parts.append(safe(new.title))
+    if new.mode != old.mode:
+        parts.append("mode: " + ("first to win" if new.mode == "first" else "highest score"))
+    if new.time_limit != old.time_limit:
+        limit = new.time_limit
+        parts.append(
+            "no time limit"
+            if not limit
+            else f"time limit {limit // 60} min"
+            if not limit % 60
+            else f"time limit {limit} s"
+        )
+    if new.undo != old.undo:
+        parts.append(f"undo {new.undo}")
+    if new.seats != old.seats:
+        parts.append(f"{new.seats} seats")
+    if new.private != old.private:
+        parts.append("private" if new.private else "public")
+    if new.winnable != old.winnable:
+        parts.append("certified winnable deal" if new.winnable else "random deal")
+    if new.fixed_deal != old.fixed_deal:
+        parts.append("fixed deal" if new.fixed_deal else "random deal")
+    return ", ".join(parts) or safe(new.title)
 
 
 def progress_changes(old: list[Progress], new: list[Progress], you: int | None) -> list[str]:

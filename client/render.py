@@ -163,12 +163,7 @@ def _header(
 def footer_keys(model: RaceModel) -> str:
     """The keys that do something on the screen shown now."""
     if model.holding:
-        if model.role != "player":
-            return "n: follow the room   q: leave   ?: help"
-        room = model.room
-        if room is not None and room.state == "results" and not model.asked_rematch:
-            return "n: rematch   q: leave   ?: help"
-        return "n: next race   q: leave   ?: help"
+        return "   ".join([*results_keys(model), "?: help"])
     phase = model.phase
     if phase == "racing":
         me = model.my_progress()
@@ -183,7 +178,11 @@ def footer_keys(model: RaceModel) -> str:
             + "u undo  xx resign  qq quit  ? help"
         )
     if phase == "countdown":
-        return "q: leave   ?: help"
+        if model.role != "player":
+            return "q: leave   ?: help"
+        if model.is_host():
+            return "r: stop the countdown  g/o/m/t/u/+/-/p/w: settings (stops it)  q: leave"
+        return "r: not ready (stops the countdown)   q: leave   ?: help"
     if phase == "lobby":
         if model.role != "player":
             return "q: leave   ?: help   (watching)"
@@ -831,13 +830,28 @@ def results(model: RaceModel, width: int = 78, join_hint: str | None = None) -> 
         t.append("\n")
         t.append(moved + "\n", style="bold cyan")
     t.append("\n")
-    if model.role != "player":
-        t.append("n: follow the room    q: leave\n", style="bold")
-    elif model.room is not None and model.room.state == "results" and not model.asked_rematch:
-        t.append("n: rematch    q: leave\n", style="bold")
-    else:
-        t.append("n: next race    q: leave\n", style="bold")
+    t.append("    ".join(results_keys(model)) + "\n", style="bold")
     return t
+
+
+def results_keys(model: RaceModel) -> list[str]:
+    """The keys that do something on the results, as they stand now: ``n`` asks for the
+    rematch (once), or follows the room once it has moved on; the host's ``s`` starts the next
+    race (back to the lobby, where whoever asked is ready)."""
+    room = model.room
+    keys: list[str] = []
+    on_results = room is not None and room.state == "results"
+    if model.role != "player":
+        if not on_results:
+            keys.append("n: follow the room")
+    elif not on_results:
+        keys.append("n: next race")
+    else:
+        if not model.asked_rematch:
+            keys.append("n: rematch")
+        if model.is_host():
+            keys.append("s: start the next race")
+    return [*keys, "q: leave"]
 
 
 def message_screen(model: RaceModel) -> Text:

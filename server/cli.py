@@ -105,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
         float,
     )
     opt(
+        "race-idle",
+        limits.race_idle_s,
+        "seconds a player in a race may go without a move before they are out of it (0: never)",
+        float,
+    )
+    opt(
         "progress-ms",
         int(limits.progress_interval_s * 1000),
         "a room's progress is sent at most this often, in milliseconds",
@@ -246,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rate=args.rate,
         burst=args.burst,
         idle_timeout_s=args.idle_timeout,
+        race_idle_s=args.race_idle,
         progress_interval_s=args.progress_ms / 1000,
         keep_days=args.keep_days,
         slow_timeout_s=args.slow_timeout,

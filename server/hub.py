@@ -257,6 +257,8 @@ class Hub:
                 room.progress_dirty = True
             self._event("disconnected", room, member)
             self._room_update(room, out)
+            if room.state == "results" and not self.draining:
+                self._rematch_if_agreed(room, now, out)
         return out
 
     def bad_input(self, cid: int, code: str, message: str, seq: int | None = None) -> Outbox:
@@ -532,6 +534,16 @@ class Hub:
         self._room_update(room, out)
         self._check_end(room, now, out)
         self._close_if_only_bots(room, now, out)
+        if room.code in self.rooms:
+            self._after_departure(room, now, out)
+
+    def _after_departure(self, room: Room, now: float, out: Outbox) -> None:
+        """Someone left or dropped: the rest may now all have asked for the rematch (results),
+        or all be ready (lobby), and must not wait for the one who went."""
+        if room.state == "results":
+            self._rematch_if_agreed(room, now, out)
+        elif room.state == "lobby":
+            self._countdown_if_all_ready(room, now, out)
 
     def _close_if_only_bots(self, room: Room, now: float, out: Outbox) -> None:
         """A room left with only bots, out of a race, closes: nobody is there to race them."""
@@ -556,9 +568,12 @@ class Hub:
 
     def _update_settings(self, conn: Conn, cmd: UpdateSettings, now: float, out: Outbox) -> None:
         room, member = self._host_only(conn)
-        if room.state != "lobby":
+        if room.state not in ("lobby", "countdown"):
             raise CommandError("wrong_state", "settings change only in the lobby, before the start")
-        room.config = self._check_settings(cmd.settings, len(room.players()))
+        config = self._check_settings(cmd.settings, len(room.players()))
+        if room.state == "countdown":
+            self._stop_countdown(room, member, out)
+        room.config = config
         room.settings = cmd.settings
         for m in room.members.values():
             m.ready = False
@@ -592,11 +607,26 @@ class Hub:
         room, member = self._membership(conn)
         if member.role != "player":
             raise CommandError("not_a_player", "spectators have no seat to get ready in")
+        if room.state == "countdown" and not cmd.ready:
+            # not ready after all: the countdown stops and the room is back in its lobby (no
+            # card was sent yet; the deal committed to is dropped, never revealed)
+            out.reply(conn.id, Ack(seq=cmd.seq))
+            self._stop_countdown(room, member, out)
+            return
         if room.state != "lobby":
             raise CommandError("wrong_state", "ready is for the lobby, before the start")
         member.ready = cmd.ready
         out.reply(conn.id, Ack(seq=cmd.seq))
         self._countdown_if_all_ready(room, now, out)
+
+    def _stop_countdown(self, room: Room, by: MemberState, out: Outbox) -> None:
+        room.state = "lobby"
+        room.race = None
+        room.countdown_end = None
+        by.ready = False
+        self.awaiting_deal.discard(room.code)
+        self._event("countdown_stopped", room, by)
+        self._room_update(room, out)
 
     def _countdown_if_all_ready(self, room: Room, now: float, out: Outbox) -> None:
         """Two players or more, all ready: the countdown starts; else everyone sees who is."""
@@ -738,11 +768,17 @@ class Hub:
         if not member.rematch:
             member.rematch = True
             self._event("rematch_asked", room, member)
-        players = [p for p in room.players() if p.conn is not None]
-        if all(p.rematch for p in players):
-            self._back_to_lobby(room, member, now, out)
-        else:
+        if not self._rematch_if_agreed(room, now, out):
             self._room_update(room, out)
+
+    def _rematch_if_agreed(self, room: Room, now: float, out: Outbox) -> bool:
+        """Back to the lobby if every connected player has asked for the rematch (and one has)."""
+        players = [p for p in room.players() if p.conn is not None]
+        asked = [p for p in players if p.rematch]
+        if not asked or len(asked) < len(players):
+            return False
+        self._back_to_lobby(room, asked[0], now, out)
+        return True
 
     def _back_to_lobby(self, room: Room, by: MemberState, now: float, out: Outbox) -> None:
         """After the results: the same settings and a new deal. Players who asked for the
@@ -837,6 +873,8 @@ class Hub:
                 deadline = race.deadline
                 if deadline is not None and now >= deadline:
                     self._check_end(room, now, out)
+                elif now >= race.idle_due and not self.draining:
+                    self._idle(room, race, now, out)
             if (
                 room.progress_dirty
                 and race is not None
@@ -899,6 +937,34 @@ class Hub:
         if dropped:
             self._check_end(room, now, out)
         return True
+
+    def _idle(self, room: Room, race: Race, now: float, out: Outbox) -> None:
+        """Players who made no move for ``race_idle_s`` are out of the race, as if they had left
+        (their score stands), and told why: a seat nobody plays would hold the race, its results
+        and the next race back for ever."""
+        limit = self.limits.race_idle_s
+        idle = race.idle_seats(now, limit)
+        if not idle:
+            return
+        n, unit = (round(limit / 60), "minute") if limit >= 60 else (round(limit), "second")
+        minutes = f"{n} {unit}{'' if n == 1 else 's'}"
+        for sid in idle:
+            race.drop(sid, "left", now)
+            member = room.members.get(sid)
+            self._event("idle", room, member)
+            if member is not None and member.conn is not None:
+                out.send(
+                    member.conn,
+                    Error(
+                        seq=None,
+                        code="player_done",
+                        message=f"no move for {minutes}: you are out of this race "
+                        "(your score stands)",
+                    ),
+                )
+        room.progress_dirty = True
+        self._save(room)
+        self._check_end(room, now, out)
 
     def _sweep(self, now: float, out: Outbox) -> None:
         """Close connections that never said hello or stayed idle outside a race; note when the

@@ -106,6 +106,8 @@ class Race:
         self.end_reason: str | None = None
         self.paused_ms = 0
         """Time the server was down during this race (restarts): charged to nobody."""
+        self.idle_due = 0.0
+        """Monotonic time before which no seat can have been idle too long (:meth:`idle_seats`)."""
 
     # -- time ------------------------------------------------------------------------------
 
@@ -204,6 +206,28 @@ class Race:
             return
         seat.status = status
         seat.finish_ms = self.elapsed_ms(now)
+
+    def idle_seats(self, now: float, limit_s: float) -> list[int]:
+        """The seats still playing whose last move (or the start) is ``limit_s`` or more of race
+        time ago, the time the server was down not counted; sets :attr:`idle_due` to when the
+        next one can be due (moves only push it later)."""
+        if not self.running or limit_s <= 0:
+            self.idle_due = float("inf")
+            return []
+        elapsed = self.elapsed_ms(now)
+        limit_ms = int(limit_s * 1000)
+        idle: list[int] = []
+        due_ms = None
+        for seat in self.seats.values():
+            if seat.status != "playing":
+                continue
+            at = (seat.times_ms[-1] if seat.times_ms else 0) + limit_ms
+            if elapsed >= at:
+                idle.append(seat.id)
+            elif due_ms is None or at < due_ms:
+                due_ms = at
+        self.idle_due = float("inf") if due_ms is None else now + (due_ms - elapsed) / 1000
+        return idle
 
     # -- the end ------------------------------------------------------------------------
 

@@ -102,14 +102,17 @@ async def test_a_spectator_follows_the_room_to_the_next_race() -> None:
             await wait_until(pilot, lambda: "Ann resigned" in status_of(app))
             await resign(bob)
             await wait_until(pilot, lambda: app.model.holding)
-            assert "n: follow the room" in text_of(app, "#board")
+            assert "n: follow the room" not in text_of(app, "#board")  # the room is on its results
+            await pilot.press("n")
+            assert app.model.holding  # and n leaves nobody's results
             # the players both ask: lobby, all ready, countdown, race; Cy still reads results
             await ann.request(Rematch(seq=0))
             await bob.request(Rematch(seq=0))
             await wait_until(pilot, lambda: app.model.phase == "racing")
             board = text_of(app, "#board")
             assert "Results" in board
-            assert "Ann started the next race: press n to join in" in board
+            assert "the next race has started: press n to watch it" in board
+            assert "n: follow the room" in board
             await pilot.press("n")
             await wait_until(pilot, lambda: not app.model.holding)
             assert "You are watching" in text_of(app, "#board")

@@ -168,7 +168,31 @@ def test_a_change_of_settings_in_the_lobby_is_said() -> None:
         update={"settings": before.settings.model_copy(update={"title": "St. Helena"})}
     )
     assert "The host changed the settings: St. Helena" in room_changes(before, after, 2)
+    assert "You changed the settings: St. Helena" in room_changes(before, after, 1)
     assert room_changes(before, before, 2) == []
+    # each change in words, not the game's title whatever changed
+    for update, said in (
+        ({"undo": "off"}, "undo off"),
+        ({"mode": "score", "time_limit": 600}, "mode: highest score, time limit 10 min"),
+        ({"seats": 6, "private": True}, "6 seats, private"),
+        ({"game": "louis", "title": "Louis"}, "Louis"),
+    ):
+        changed = before.model_copy(update={"settings": before.settings.model_copy(update=update)})
+        assert room_changes(before, changed, 2) == [f"The host changed the settings: {said}"]
+
+
+def test_a_countdown_stopped_is_said_and_the_lobby_comes_back() -> None:
+    ready = [member(1, "Ann", ready=True), member(2, "Bob", ready=True)]
+    model = RaceModel(name="Ann", you=1)
+    model.apply(RoomUpdate(room=room(ready)))
+    model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64))
+    model.apply(RoomUpdate(room=room(ready, state="countdown")))
+    assert model.phase == "countdown"
+    assert "r: stop the countdown" in render.footer_keys(model)
+    stopped = room([member(1, "Ann", ready=True), member(2, "Bob")])
+    model.apply(RoomUpdate(room=stopped))
+    assert model.phase == "lobby" and model.countdown_end is None
+    assert "The countdown stopped: Bob pressed not ready" in model.log[-1]
 
 
 def test_progress_changes_say_who_won_resigned_and_whom_you_wait_for() -> None:
@@ -250,7 +274,7 @@ def test_results_table_has_every_column_and_the_keys() -> None:
     assert any("Cy" in line and "disconnected" in line for line in lines)
     assert "deal verified" in text
     assert "rematch asked by: Bob" in text
-    assert "n: rematch    q: leave" in text
+    assert "n: rematch    s: start the next race    q: leave" in text  # Ann hosts
     # the loud warning when the deal does not match
     model.last.verdict, model.last.verified = "WARNING: the revealed deal does not match: x", False  # type: ignore[union-attr]
     warn = render.results(model, 78)
@@ -295,7 +319,10 @@ def test_results_stay_when_the_room_moves_on() -> None:
     model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64))
     model.apply(RoomUpdate(room=lobby.model_copy(update={"state": "countdown"})))
     assert model.holding
-    assert "Ann started the next race: press n to join in" in render.results(model).plain
+    assert "the next race has started: press n to watch it" in render.results(model).plain
+    seated = room([member(1, "Ann", ready=True), member(2, "Bob", ready=True)], state="countdown")
+    model.apply(RoomUpdate(room=seated))
+    assert "the next race has started: press n to join in" in render.results(model).plain
     model.leave_results()
     assert not model.holding and model.phase == "countdown"
 
@@ -309,7 +336,8 @@ def test_after_asking_for_a_rematch_the_lobby_comes_by_itself() -> None:
     model.apply(RoomUpdate(room=asked))
     assert model.asked_rematch and model.holding
     text = render.results(model).plain
-    assert "waiting for Cy" in text and "n: next race" in text
+    assert "waiting for Cy" in text and "n: " not in text  # asked: n has nothing left to do
+    assert "s: start the next race    q: leave" in text
     model.apply(RoomUpdate(room=room([member(1, "Ann", ready=True), member(2, "Bob")])))
     assert not model.holding and model.phase == "lobby"
 
@@ -332,7 +360,10 @@ def test_footer_keys_match_each_screen() -> None:
     keys = render.footer_keys(race)
     assert "r r redeal" in keys and "k/a" in keys and "d deal" not in keys
     assert "n: rematch" in render.footer_keys(results_model())
-    assert render.footer_keys(results_model("spectator")).startswith("n: follow")
+    watcher = results_model("spectator")
+    assert render.footer_keys(watcher) == "q: leave   ?: help"  # nothing to ask on the results
+    watcher.apply(RoomUpdate(room=watcher.room.model_copy(update={"state": "lobby"})))
+    assert render.footer_keys(watcher).startswith("n: follow the room")
     assert "docs/rules.md" in render.HELP
     for key in ("↑ / ↓", "x x", "r r", "mouse", "s start", "n rematch", "k / a", "escape", "h "):
         assert key in render.HELP

@@ -30,6 +30,7 @@ from protocol.messages import (
     RaceOver,
     RaceStart,
     Ready,
+    Rematch,
     Resume,
     Reveal,
     RoomList,
@@ -37,6 +38,7 @@ from protocol.messages import (
     Settings,
     Snapshot,
     Start,
+    UpdateSettings,
     Welcome,
     WireMove,
 )
@@ -321,10 +323,104 @@ def test_first_mode_has_no_time_limit_and_waits_for_everyone() -> None:
     h = Harness()
     code, (ann, bob), _ = h.race(Settings(), "Ann", "Bob")
     h.move(ann, kind="resign")
-    h.tick(3600)
+    for _ in range(5):  # 45 minutes, Bob thinking nine minutes a move (five deals)
+        h.tick(540)
+        assert isinstance(h.move(bob, kind="deal"), Moved)
     assert h.hub.rooms[code].state == "racing"
     h.move(bob, kind="resign")
     assert h.got(bob, RaceOver)[-1].reason == "all_done"
+
+
+def test_a_player_who_makes_no_move_for_ten_minutes_is_out_and_the_race_ends() -> None:
+    """A seat nobody plays (a connection that stays, sending nothing or anything but moves)
+    would hold the race, its results and the next race back for ever."""
+    h = Harness()
+    code, (ann, bob, cy), _ = h.race(Settings(), "Ann", "Bob", "Cy")
+    h.move(ann, kind="resign")
+    h.tick(500)
+    assert isinstance(h.move(cy, kind="deal"), Moved)
+    h.tick(99.9)
+    assert h.hub.rooms[code].state == "racing" and not h.got(bob, Error)
+    h.tick(0.2)  # Bob: 600 s without a move
+    told = [e for e in h.got(bob, Error) if e.seq is None]
+    assert len(told) == 1 and "no move for 10 minutes" in told[0].message
+    assert h.hub.rooms[code].race.seats[2].status == "left"
+    refused = h.move(bob, kind="deal")
+    assert isinstance(refused, Error) and refused.code == "player_done"
+    h.tick(500)
+    over = h.got(ann, RaceOver)
+    assert len(over) == 1 and over[0].reason == "all_done"
+    assert {s.name: s.status for s in over[0].standings} == {
+        "Ann": "resigned",
+        "Bob": "left",  # at 600 s
+        "Cy": "left",  # 600 s after the deal
+    }
+
+
+def test_the_idle_limit_can_be_switched_off() -> None:
+    h = Harness(race_idle_s=0)
+    code, (ann, _bob), _ = h.race(Settings(), "Ann", "Bob")
+    h.move(ann, kind="resign")
+    h.tick(7200)
+    assert h.hub.rooms[code].state == "racing"
+
+
+# -- departures ------------------------------------------------------------------------------------
+
+
+def test_the_last_player_who_had_not_asked_leaving_takes_the_room_back_to_the_lobby() -> None:
+    h = Harness()
+    code, (ann, bob), _ = h.race(Settings(), "Ann", "Bob")
+    h.move(ann, kind="resign")
+    h.move(bob, kind="resign")
+    assert isinstance(h.cmd(ann, Rematch(seq=0)), Ack)
+    assert h.hub.rooms[code].state == "results"
+    assert isinstance(h.cmd(bob, Leave(seq=0)), Ack)
+    assert h.hub.rooms[code].state == "lobby"
+    assert h.got(ann, RoomUpdate)[-1].room.state == "lobby"
+
+
+def test_a_player_who_drops_on_the_results_does_not_hold_the_rematch_back() -> None:
+    h = Harness()
+    code, (ann, bob), _ = h.race(Settings(), "Ann", "Bob")
+    h.move(ann, kind="resign")
+    h.move(bob, kind="resign")
+    assert isinstance(h.cmd(ann, Rematch(seq=0)), Ack)
+    h.take(h.hub.disconnect(bob, h.now))
+    assert h.hub.rooms[code].state == "lobby"
+
+
+def test_the_countdown_starts_when_the_last_player_not_ready_leaves_the_lobby() -> None:
+    h = Harness()
+    code, (dan, eve, carl), _ = h.room(Settings(), "Dan", "Eve", "Carl")
+    for c in (dan, eve):
+        assert isinstance(h.cmd(c, Ready(seq=0)), Ack)
+    assert h.hub.rooms[code].state == "lobby"
+    assert isinstance(h.cmd(carl, Leave(seq=0)), Ack)
+    assert h.hub.rooms[code].state == "countdown"
+
+
+def test_not_ready_in_the_countdown_stops_it_and_the_host_can_change_the_game() -> None:
+    h = Harness()
+    code, (ann, bob), _ = h.room(Settings(), "Ann", "Bob")
+    for c in (ann, bob):
+        assert isinstance(h.cmd(c, Ready(seq=0)), Ack)
+    assert h.hub.rooms[code].state == "countdown"
+    assert isinstance(h.cmd(bob, Ready(seq=0, ready=False)), Ack)
+    room = h.hub.rooms[code]
+    assert room.state == "lobby" and room.race is None
+    assert [m.ready for m in room.members.values()] == [True, False]
+    h.tick(1)
+    assert not h.got(ann, RaceStart)
+    for c in (ann, bob):
+        assert isinstance(h.cmd(c, Ready(seq=0)), Ack)
+    assert room.state == "countdown"
+    settings = Settings(game="louis")
+    assert isinstance(h.cmd(ann, UpdateSettings(seq=0, settings=settings)), Ack)
+    assert room.state == "lobby" and room.config.game == "louis"
+    assert not any(m.ready for m in room.members.values())
+    h.tick(1)
+    assert not h.got(bob, RaceStart)
 
 
 # -- sequence numbers, rate, bad input, time-outs, drain ------------------------------------------
@@ -395,7 +491,7 @@ def test_version_mismatch_is_refused_and_closed() -> None:
 
 
 def test_no_hello_and_idle_connections_are_closed_but_not_racers() -> None:
-    h = Harness(hello_timeout_s=10.0, idle_timeout_s=900.0)
+    h = Harness(hello_timeout_s=10.0, idle_timeout_s=900.0, race_idle_s=0)
     silent = h.connect(hello=False)
     h.tick(9.9)
     assert silent not in h.closed
