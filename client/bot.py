@@ -10,8 +10,8 @@ Network player::
     await run_bot("ws://127.0.0.1:8765", "K7QM-X2PF", name="Bot 1", level="strong")
 
 joins the room, gets ready, plays every race it is seated in on its own copy of its board, asks
-for a rematch after each race (once a person has), and returns when kicked, disconnected, left
-alone in the room, or after ``max_races``.  Cancelling the task leaves the room cleanly.  Its pace
+for a rematch after each race (once a person has), comes back after a drop or a server restart,
+and returns when kicked, left alone in the room, its seat lost, or after ``max_races``.  Cancelling the task leaves the room cleanly.  Its pace
 is its level's (:data:`~client.strategy.common.PACE`: easy about 2.5 s a move, normal 1 s, strong
 0.5 s, each randomized) unless ``think`` sets another.
 """
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import random
@@ -223,8 +224,10 @@ async def run_bot(
     Gets ready in the lobby, plays each race it has a seat in (its own copy of its board, moves
     paced like a person of its level, or ``think`` seconds apart, randomized by half either way,
     when given; 0 is as fast as the server's rate
-    allows), sends ``rematch`` after each race, and returns when kicked, disconnected, told the
-    server is restarting, left alone in the room, or after ``max_races`` races.  If the room is
+    allows), sends ``rematch`` after each race, and returns when kicked, left alone in the room,
+    or after ``max_races`` races.  When its connection drops or the server restarts it comes back
+    and takes its seat again, as a person's client does (:func:`_reconnect`), and returns if it
+    cannot.  If the room is
     racing when it joins (it is then a spectator), it leaves at once unless ``spectate_ok``, in
     which case it waits for the next race.  Cancelling the task leaves the room and closes the
     connection.  Server errors on joining (``room_not_found``, ``name_taken``...) are raised as
@@ -256,17 +259,94 @@ async def run_bot(
         if seat.role == "player" and seat.room.state == "lobby":
             await _send(seat, Ready(seq=0))
         while True:
-            event = await conn.next_event(timeout=None)
-            if not await _handle(seat, event):
+            try:
+                while True:
+                    event = await seat.conn.next_event(timeout=None)
+                    if isinstance(event, Notice):
+                        raise _Restarting(event)
+                    if not await _handle(seat, event):
+                        return
+            except _Restarting as restart:  # the server restarts: back after a while
+                log.info("%s: %s", name, restart.notice.message)
+                with contextlib.suppress(Exception):
+                    await seat.conn.close()
+                await asyncio.sleep(restart.notice.retry_ms / 1000)
+            except Disconnected as exc:
+                if seat.kicked or exc.code in GIVE_UP_CODES:
+                    log.info("%s: %s", name, exc)
+                    return
+                log.info("%s: %s: reconnecting", name, exc)
+            snap = await _reconnect(seat, url)
+            if snap is None or not await _room_changed(seat, snap.room):
+                return
+            if not await _handle(seat, snap):
                 return
     except Disconnected as exc:
         log.info("%s: %s", name, exc)
     finally:
+        conn = seat.conn if seat is not None else conn
         if seat is not None and not seat.kicked and conn.closed is None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(conn.request(Leave(seq=0), timeout=1), 1.5)
         with contextlib.suppress(Exception):
             await conn.close()
+
+
+RECONNECT_FOR = 90.0
+"""Seconds a bot keeps trying to take its seat back after its connection drops (the server's
+grace period is a minute; a restart takes a few seconds more)."""
+GIVE_UP_CODES = frozenset({4400, 4429, 4409})
+"""Close codes after which trying again would only be refused again (bad input, rate, a seat
+resumed elsewhere)."""
+
+
+class _Restarting(Exception):
+    """The server said it is going away (``notice``): come back after ``retry_ms``."""
+
+    def __init__(self, notice: Notice) -> None:
+        super().__init__(notice.message)
+        self.notice = notice
+
+
+TRANSIENT = frozenset({"shutting_down", "server_busy", "rate_limited"})
+"""Refusals of a resume that say "later", not "never" (a server still stopping, or full)."""
+
+
+async def _reconnect(seat: _Seat, url: str) -> Snapshot | None:
+    """A new connection that takes the seat back (``resume``), as a person's client does after a
+    drop or a server restart: tried every second or two for :data:`RECONNECT_FOR` seconds; None
+    when the seat is gone (released, the room closed) or the server stays away."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + RECONNECT_FOR
+    delay = 0.5
+    while loop.time() < end:
+        conn = Connection(url, client="patience-race-bot")
+        try:
+            await conn.open(open_timeout=5)
+            snap = await conn.request(Resume(seq=0, code=seat.code, token=seat.token))
+        except ServerError as exc:
+            with contextlib.suppress(Exception):
+                await conn.close()
+            if exc.code not in TRANSIENT:
+                log.info("%s: the seat could not be taken back: %s", seat.name, exc.message)
+                return None
+            await asyncio.sleep(delay)
+            delay = min(2.0, delay * 2)
+            continue
+        except (OSError, Disconnected, TimeoutError):
+            with contextlib.suppress(Exception):
+                await conn.close()
+            await asyncio.sleep(delay)
+            delay = min(2.0, delay * 2)
+            continue
+        assert isinstance(snap, Snapshot)
+        conn._seq = itertools.count(max(next(conn._seq), snap.next_seq))
+        seat.conn = conn
+        seat.room, seat.role = snap.room, snap.role
+        log.info("%s: back in room %s", seat.name, seat.code)
+        return snap
+    log.info("%s: the server did not come back", seat.name)
+    return None
 
 
 def people_done(room: RoomInfo, progress: list[Progress]) -> bool:
@@ -317,9 +397,6 @@ async def _handle(seat: _Seat, event: Any) -> bool:
     elif isinstance(event, Kicked):
         log.info("%s: %s", seat.name, event.message)
         seat.kicked = True
-        return False
-    elif isinstance(event, Notice):
-        log.info("%s: %s", seat.name, event.message)
         return False
     return True
 
@@ -386,6 +463,8 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
             if isinstance(item, Disconnected):
                 conn.events.put_nowait(item)
                 raise item
+            if isinstance(item, Notice):
+                raise _Restarting(item)
             if isinstance(item, RaceOver):
                 return item
             if isinstance(item, Kicked):

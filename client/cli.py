@@ -524,12 +524,27 @@ def cmd_bot(args: argparse.Namespace) -> int:
     from .net import ServerError
 
     url = server_url(args)
-    # a room whose race is on: the bot waits for the next race (it has a seat in it)
-    bot = run_bot(
-        url, args.code, name=args.name, level=args.level, think=args.think, spectate_ok=True
-    )
+    # without --name: Bot, or Bot 2, Bot 3... when the room has one (as people get "Ann 2")
+    names = [args.name] if args.name is not None else ["Bot", *(f"Bot {i}" for i in range(2, 17))]
     try:
-        asyncio.run(bot)
+        for i, name in enumerate(names):
+            try:
+                # a room whose race is on: the bot waits for the next race (it has a seat in it)
+                asyncio.run(
+                    run_bot(
+                        url,
+                        args.code,
+                        name=name,
+                        level=args.level,
+                        think=args.think,
+                        spectate_ok=True,
+                    )
+                )
+            except ServerError as exc:
+                if exc.code != "name_taken" or i == len(names) - 1:
+                    raise
+                continue
+            break
     except ServerError as exc:
         print(f"patience-race: the server refused the bot: {clean(exc.message)}", file=sys.stderr)
         return 1
@@ -699,7 +714,12 @@ def build_parser() -> argparse.ArgumentParser:
         "bot", help="a bot that joins a room and races (a race under way: from the next one)"
     )
     p.add_argument("code", type=room_code, help="the room's code")
-    p.add_argument("--name", type=display_name, default="Bot", help="the bot's display name")
+    p.add_argument(
+        "--name",
+        type=display_name,
+        default=None,
+        help="the bot's display name (default: Bot, or Bot 2, Bot 3... if the room has one)",
+    )
     p.add_argument(
         "--level",
         choices=("easy", "normal", "strong"),

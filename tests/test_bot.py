@@ -263,3 +263,39 @@ async def test_the_bot_command_in_a_racing_room_waits_for_the_next_race() -> Non
                 proc.terminate()
             await proc.wait()
             await close_all(conns)
+
+
+async def test_a_second_bot_without_a_name_takes_the_next_number() -> None:
+    """``patience-race bot CODE`` twice: Bot, then Bot 2 (the second used to be refused: "someone
+    in this room is already called Bot", exit 1), as people get "Ann 2"."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from .server_helpers import close_all, host_and_join, room_of
+
+    async with running_server(fast_limits()) as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann"], Settings())
+        procs = []
+        try:
+            loop = asyncio.get_running_loop()
+            for expected in (["Bot"], ["Bot", "Bot 2"]):
+                proc = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "client.cli", "bot", code, "--server", server.url,
+                    cwd=Path(__file__).resolve().parents[1],
+                    stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                )  # fmt: skip
+                procs.append(proc)
+                end = loop.time() + 30
+                while sorted(m.name for m in room_of(server, code).members.values() if m.bot) != (
+                    expected
+                ):
+                    assert loop.time() < end, "the bot did not join"
+                    assert all(p.returncode is None for p in procs), "a bot gave up"
+                    await asyncio.sleep(0.05)
+        finally:
+            for p in procs:
+                if p.returncode is None:
+                    p.terminate()
+                await p.wait()
+            await close_all(conns)

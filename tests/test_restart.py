@@ -5,6 +5,7 @@ project's own session code) that reconnect and resume on their own."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import sqlite3
@@ -328,3 +329,42 @@ async def test_lobby_and_results_come_back_too(tmp_path: Path) -> None:
         async with Connection(again.url) as dee:
             snap = await dee.request(Resume(seq=0, code=lobby_code, token=lobby_joined[1].token))
             assert isinstance(snap, Snapshot) and snap.you == lobby_joined[1].you
+
+
+async def test_a_bot_comes_back_after_a_restart_and_plays_on(tmp_path: Path) -> None:
+    """A bot (``patience-race bot`` or ``host --bots``) takes its seat back after the server
+    restarts, as a person's client does: it used to stop there, its seat away, holding the room."""
+    from client.bot import run_bot
+
+    async with server_process(tmp_path / "races.sqlite3") as server:
+        url = await server.start()
+        ann = Session(url, RaceModel(name="Ann"))
+        ann.remember = False
+        await ann.connect()
+        joined = await ann.create("Ann", Settings(game="spider", options={"suits": 1}))
+        code = joined.room.code
+        ann.start_events()
+        bot = asyncio.create_task(run_bot(url, code, name="Robo", level="easy", think=0.3))
+        try:
+            await eventually(lambda: any(m.name == "Robo" for m in ann.model.room.members), 10)
+            await ann.start()
+            await eventually(lambda: ann.model.phase == "racing", 10)
+
+            def robo_moves() -> int:
+                return next((p.moves for p in ann.model.progress if p.name == "Robo"), 0)
+
+            await eventually(lambda: robo_moves() >= 2, 20)
+            await server.kill(signal.SIGTERM)  # a restart: the server says so, then goes
+            await eventually(lambda: not ann.connected, 10)
+            assert not bot.done(), bot.exception() or "the bot stopped"  # it waits, as Ann does
+            assert await server.start() == url
+            await eventually(lambda: ann.connected and ann.model.phase == "racing", 30)
+            before = robo_moves()
+            await eventually(lambda: robo_moves() > before, 30)  # and it plays on
+            robo = next(m for m in ann.model.room.members if m.name == "Robo")
+            assert robo.connected
+        finally:
+            bot.cancel()
+            with contextlib.suppress(BaseException):
+                await bot
+            await ann.close()
