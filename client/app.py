@@ -20,7 +20,7 @@ from textual.containers import Horizontal
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from protocol.config import OPTIONS, GameConfig
+from protocol.config import OPTIONS, SPIDER, GameConfig
 from protocol.messages import MAX_NAME, Settings
 from protocol.moves import Kind, Move
 
@@ -272,7 +272,9 @@ class RaceApp(App[None]):
         side.set_class(self.size.width >= 120, "wide")
         side_w = 40 if self.size.width >= 120 else 32
         side.update(render.opponents(m, side_w - 3, max(4, self.size.height - 3)))
-        self.status_line.update(render.status_line(m, render.footer_keys(m), reconnecting))
+        self.status_line.update(
+            render.status_line(m, render.footer_keys(m), reconnecting, self.size.width - 2)
+        )
 
     def on_resize(self, event: events.Resize) -> None:
         self.call_after_refresh(self.refresh_view)
@@ -387,6 +389,13 @@ class RaceApp(App[None]):
             )
             return
         if key == "o":
+            state = self.model.state
+            if state is not None and state.config.game != SPIDER:
+                self.model.status = (
+                    "o is for Spider (its complete suits going home by themselves): "
+                    "here f, k or a sends a card home."
+                )
+                return
             self.auto_home = not self.auto_home
             self.model.status = (
                 f"Complete suits go home automatically: {'on' if self.auto_home else 'off'}."

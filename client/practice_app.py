@@ -91,7 +91,9 @@ class PracticeApp(RaceApp):
         else:
             self.grid = render.board_grid(self.model, self.keys, height, width)
             main.update(self.grid.text())
-        self.status_line.update(render.status_line(self.model, self.footer(), False))
+        self.status_line.update(
+            render.status_line(self.model, self.footer(), False, self.size.width - 2)
+        )
 
     def header(self) -> Text:
         """Counters first, then auto-home, then the game and its deal number: a narrow screen

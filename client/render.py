@@ -861,10 +861,15 @@ def message_screen(model: RaceModel) -> Text:
     return t
 
 
-def status_line(model: RaceModel, keys_hint: str, reconnecting: bool) -> Text:
+def status_line(
+    model: RaceModel, keys_hint: str, reconnecting: bool, width: int | None = None
+) -> Text:
+    """The last thing that happened, on one line (cut to ``width`` cells: a long message must
+    not push the keys off the screen), then the keys."""
     t = Text(no_wrap=True, overflow="ellipsis")
     if model.phase not in ("kicked", "gone"):  # there the board says it, once
-        t.append_text(plain(model.status))
+        message = " ".join(model.status.split())
+        t.append(clip(message, width) if width else safe(message))
     t.append("\n")
     if reconnecting:
         t.append("connection lost: reconnecting...  ", style="bold red")

@@ -171,6 +171,9 @@ async def test_app_reconnects_and_resumes() -> None:
             await pilot.press("r")
             await bob.request(Ready(seq=0))
             await wait_until(pilot, lambda: app.model.phase == "racing")
+            auto = app.auto_home
+            await pilot.press("o")  # Spider's auto-home: here it says so, and changes nothing
+            assert app.auto_home == auto and "o is for Spider" in app.model.status
             state = app.model.state
             assert state is not None
             # the deal is random: play a card if one can move (some deals have none), else redeal

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 
@@ -689,3 +690,18 @@ def test_auto_home_keeps_the_cards_the_deals_need() -> None:
     assert move is not None and move.kind == Kind.FOUNDATION
     # an ordinary start: nothing complete, nothing sent
     assert auto_home(new_game(GameConfig("spider", {"suits": 1}), 1)) is None
+
+
+def test_a_long_message_stays_on_its_line_and_the_keys_stay_on_screen() -> None:
+    """A rule message longer than the screen (St. Helena's first-deal restriction) wrapped onto
+    the keys' line and hid them."""
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    model.status = (
+        "Not allowed: QS does not go to a foundation (on the first deal pile 9 plays only to "
+        "the ace foundations): f6 (spades aces, building up) takes 2S next.\nand more"
+    )
+    keys = "1-0-= pick  f/k/a home  r r redeal  u undo  xx resign  qq quit  ? help"
+    lines = render.status_line(model, keys, False, 78).plain.split("\n")
+    assert len(lines) == 2 and lines[1] == keys
+    assert lines[0].startswith("Not allowed: QS") and lines[0].endswith("…")
+    assert cell_len(lines[0]) <= 78
