@@ -226,7 +226,16 @@ def lobby(model: RaceModel, now: float | None = None, join_hint: str | None = No
         limit = f"{s.time_limit // 60} min"
     t.append(f"Mode: {mode}   Time limit: {limit}   Undo: {s.undo}\n")
     deal = "fixed" if s.fixed_deal else "certified winnable" if s.winnable else "random"
-    t.append(f"Seats: {s.seats}   Deal: {deal}\n\n")
+    if s.numbering == "xpat2":
+        deal += " (xpat2 numbering)"
+    t.append(f"Seats: {s.seats}   Deal: {deal}\n")
+    if s.fixed_deal or s.numbering == "xpat2":
+        # docs/rules.md, "What the server cannot hide"
+        t.append(
+            "A fixed or xpat2 deal can be found from its first cards: race people you trust.\n",
+            style="yellow",
+        )
+    t.append("\n")
     players = [m for m in room.members if m.role == "player"]
     # up to 8 players a line each; more (rooms of up to 16 seats) in two columns, so that the
     # lobby stays whole at 80x24

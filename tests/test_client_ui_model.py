@@ -705,3 +705,21 @@ def test_a_long_message_stays_on_its_line_and_the_keys_stay_on_screen() -> None:
     assert len(lines) == 2 and lines[1] == keys
     assert lines[0].startswith("Not allowed: QS") and lines[0].endswith("…")
     assert cell_len(lines[0]) <= 78
+
+
+def test_the_lobby_marks_a_deal_that_can_be_found_from_its_cards() -> None:
+    """A fixed number or xpat2's billion deals can be searched for the opening cards
+    (docs/rules.md, "What the server cannot hide"): the lobby says so; a random PySolFC deal
+    is not marked."""
+    host = RaceModel(name="Ann", you=1, phase="lobby")
+    members = [member(1, "Ann"), *(member(i, f"Bot {i}", bot=True) for i in range(2, 17))]
+    host.room = room(members)
+    assert "can be found" not in render.lobby(host).plain
+    for update in ({"fixed_deal": True}, {"numbering": "xpat2"}):
+        host.room = room(members)
+        host.room.settings = host.room.settings.model_copy(update={"seats": 16, **update})
+        text = render.lobby(host).plain
+        assert "can be found from its first cards: race people you trust" in text
+        lines = text.rstrip("\n").splitlines()
+        assert len(lines) <= 21 and all(len(line) <= 78 for line in lines)  # 80x24 still
+    assert "(xpat2 numbering)" in text
