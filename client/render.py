@@ -232,7 +232,7 @@ def lobby(model: RaceModel, now: float | None = None, join_hint: str | None = No
     if s.fixed_deal or s.numbering == "xpat2":
         # docs/rules.md, "What the server cannot hide"
         t.append(
-            "A fixed or xpat2 deal can be found from its first cards: race people you trust.\n",
+            "This deal can be found from its first cards: race people you trust.\n",
             style="yellow",
         )
     t.append("\n")
