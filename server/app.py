@@ -35,7 +35,7 @@ from protocol.messages import ProgressUpdate
 
 from .cluster import Cluster, ClusterConfig, http_url
 from .hub import CLOSE_FULL, Hub, Outbox
-from .limits import Limits
+from .limits import Limits, budget_key
 from .metrics import GcPauses, Histogram, gc_lines
 from .pool import DealPool
 from .store import Store
@@ -306,14 +306,14 @@ class RaceServer:
     def request_address(self, ws: ServerConnection, request: Request | None) -> str:
         peer = str(ws.remote_address[0]) if ws.remote_address else ""
         if not self._is_trusted(peer):
-            return peer
+            return budget_key(peer)
         forwarded = request.headers.get("X-Forwarded-For", "") if request is not None else ""
         # the proxy overwrites the header; if a chain was passed along, the last hop is the proxy's view
         candidate = forwarded.split(",")[-1].strip()
         try:
-            return str(ipaddress.ip_address(candidate))
+            return budget_key(str(ipaddress.ip_address(candidate)))
         except ValueError:
-            return peer
+            return budget_key(peer)
 
     def _count_close(self, code: int) -> None:
         self.close_codes[code] = self.close_codes.get(code, 0) + 1
@@ -540,8 +540,9 @@ class RaceServer:
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, limits.socket_send_buffer)
         peername = transport.get_extra_info("peername")
         peer = str(peername[0]) if peername else ""
-        if self._is_trusted(peer):
-            peer = ""  # the proxy holds everyone's connections: counted once forwarded
+        # a trusted proxy holds everyone's connections (each is counted once forwarded); an IPv6
+        # subscriber's whole /64 is one client
+        peer = "" if self._is_trusted(peer) else budget_key(peer)
         busy = len(self.hub.conns) + self.opening_total
         mine = self.hub.per_address.get(peer, 0) + self.opening.get(peer, 0) if peer else 0
         if busy > limits.max_connections or (peer and mine > limits.max_per_address):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 
 from protocol.codec import MAX_FRAME
@@ -70,6 +71,21 @@ class Limits:
     """Record bytes a second per client address (socket and HTTP together)..."""
     record_burst: int = 1024 * 1024
     """...and at once."""
+
+
+def budget_key(address: str) -> str:
+    """The key a client address's budgets (connections, rooms, record bytes) are kept under: an
+    IPv4 address itself (an IPv4-mapped IPv6 one as IPv4), an IPv6 address its /64 network,
+    which one subscriber usually holds whole (per address, a /64 would be 2^64 budgets)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
 
 
 class TokenBucket:

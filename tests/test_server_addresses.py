@@ -10,7 +10,7 @@ from protocol.codec import encode
 from protocol.messages import PROTOCOL_VERSION, Hello
 from server.app import RaceServer
 from server.hub import Hub
-from server.limits import Limits
+from server.limits import Limits, budget_key
 from server.store import Store
 
 from .server_helpers import fast_limits
@@ -43,6 +43,9 @@ async def _peer_seen(server: RaceServer, headers: dict[str, str]) -> str:
         (("127.0.0.1",), "203.0.113.9", "203.0.113.9"),  # the proxy's word is taken
         (("127.0.0.0/8",), "198.51.100.1, 203.0.113.9", "203.0.113.9"),  # the last hop counts
         (("127.0.0.1",), "not-an-address", "127.0.0.1"),  # garbage is ignored
+        # an IPv6 subscriber holds a whole /64: one budget for it, not 2^64
+        (("127.0.0.1",), "2001:db8:1:2:aaaa:bbbb:cccc:1", "2001:db8:1:2::/64"),
+        (("127.0.0.1",), "::ffff:203.0.113.9", "203.0.113.9"),
     ],
 )
 async def test_forwarded_address_only_from_a_trusted_proxy(
@@ -73,3 +76,13 @@ async def test_per_address_limit_closes_with_1013() -> None:
                 assert exc.value.rcvd is not None and exc.value.rcvd.code == 1013
     finally:
         await server.stop()
+
+
+def test_budgets_are_kept_per_ipv4_address_and_per_ipv6_64() -> None:
+    assert budget_key("203.0.113.5") == "203.0.113.5"
+    assert (
+        budget_key("2001:db8:0:7::1") == budget_key("2001:db8:0:7:ffff::2") == "2001:db8:0:7::/64"
+    )
+    assert budget_key("2001:db8:0:8::1") != budget_key("2001:db8:0:7::1")
+    assert budget_key("::ffff:198.51.100.7") == "198.51.100.7"
+    assert budget_key("") == ""
