@@ -187,13 +187,23 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def default_name() -> str:
     """``$PATIENCE_RACE_NAME``, else the login name, made a valid display name (cut to
     :data:`~protocol.messages.MAX_NAME` characters); ``Player`` if neither is one."""
-    for raw in (os.environ.get("PATIENCE_RACE_NAME"), os.environ.get("USER")):
+    for raw in (os.environ.get("PATIENCE_RACE_NAME"), _login_name()):
         if raw:
             try:
                 return normalize(raw.strip()[:MAX_NAME])
             except BadName:
                 continue
     return "Player"
+
+
+def _login_name() -> str | None:
+    """The login name (``$LOGNAME``, ``$USER``... else the password database's), None if none."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):
+        return None
 
 
 def display_name(text: str) -> str:

@@ -274,6 +274,8 @@ def test_names_and_codes_that_cannot_be_are_refused_before_connecting(
         ({"USER": "ann", "PATIENCE_RACE_NAME": "  Ann  Lee "}, "Ann Lee"),
         ({"USER": "\u200b", "PATIENCE_RACE_NAME": "\x1b[2J"}, "Player"),
         ({"USER": "Ｚoë"}, "Zoë"),
+        ({"USER": "ann (work)"}, "Player"),  # parentheses are the screens' marks
+        ({"USER": "", "LOGNAME": "bea"}, "bea"),  # an empty USER: the login name still
     ],
 )
 def test_the_default_name_is_always_one_the_server_takes(
@@ -282,7 +284,8 @@ def test_the_default_name_is_always_one_the_server_takes(
     from client.cli import default_name
     from protocol.names import normalize
 
-    monkeypatch.delenv("PATIENCE_RACE_NAME", raising=False)
+    for k in ("PATIENCE_RACE_NAME", "LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.delenv(k, raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     assert default_name() == name == normalize(name)

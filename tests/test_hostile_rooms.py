@@ -121,6 +121,8 @@ async def test_a_lobby_with_someone_connected_stays() -> None:
         "...",  # no letter or digit
         "[/]",
         "\u200d",
+        "Ann (host)",  # would pass for the host in the lobby, beside the real Ann
+        "Ann\uff08host\uff09",  # fullwidth parentheses: NFKC makes them plain ones
     ],
 )
 async def test_blank_and_stacked_names_are_refused(name: str) -> None:
