@@ -124,7 +124,8 @@ class RaceModel:
     def _set_room(self, room: RoomInfo) -> None:
         old = self.room
         if old is not None and old.code == room.code:
-            for message in room_changes(old, room, self.you):
+            released = {p.id for p in self.progress if p.status == "disconnected"}
+            for message in room_changes(old, room, self.you, released):
                 self.say(message)
         self.room = room
         me = self.me_member(room)
@@ -375,8 +376,11 @@ def _names(room: RoomInfo) -> dict[int, str]:
     return {m.id: safe(m.name) for m in room.members}
 
 
-def room_changes(old: RoomInfo, new: RoomInfo, you: int | None) -> list[str]:
-    """What happened between two room updates, for people: joins, leaves, comings and goings."""
+def room_changes(
+    old: RoomInfo, new: RoomInfo, you: int | None, released: set[int] | frozenset[int] = frozenset()
+) -> list[str]:
+    """What happened between two room updates, for people: joins, leaves, comings and goings
+    (``released``: the racers whose seat in the race was released, who come back to watch)."""
     out: list[str] = []
     before = {m.id: m for m in old.members}
     after = {m.id: m for m in new.members}
@@ -396,7 +400,8 @@ def room_changes(old: RoomInfo, new: RoomInfo, you: int | None) -> list[str]:
             else:
                 out.append(f"{name} is away (seat kept for a while)")
         elif not was.connected and m.connected:
-            out.append(f"{name} is back" + (", watching" if m.role == "spectator" else ""))
+            watching = m.role == "spectator" or mid in released
+            out.append(f"{name} is back" + (", watching" if watching else ""))
         if m.rematch and not was.rematch:
             out.append(f"{name} asks for a rematch")
     for mid, m in before.items():

@@ -723,3 +723,21 @@ def test_the_lobby_marks_a_deal_that_can_be_found_from_its_cards() -> None:
         lines = text.rstrip("\n").splitlines()
         assert len(lines) <= 21 and all(len(line) <= 78 for line in lines)  # 80x24 still
     assert "(xpat2 numbering)" in text
+
+
+def test_comings_and_goings_say_who_only_watches() -> None:
+    """A spectator has no seat to keep; a racer whose seat was released comes back to watch."""
+    before = room([member(1, "Ann"), member(2, "Bob"), member(3, "Spy", role="spectator")])
+    gone = room(
+        [
+            member(1, "Ann"),
+            member(2, "Bob", connected=False),
+            member(3, "Spy", role="spectator", connected=False),
+        ]
+    )
+    assert room_changes(before, gone, 1) == [
+        "Bob is away (seat kept for a while)",
+        "Spy stopped watching",
+    ]
+    assert room_changes(gone, before, 1, {2}) == ["Bob is back, watching", "Spy is back, watching"]
+    assert room_changes(gone, before, 1) == ["Bob is back", "Spy is back, watching"]
