@@ -18,12 +18,10 @@ is its level's (:data:`~client.strategy.common.PACE`: easy about 2.5 s a move, n
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import itertools
 import logging
-import os
 import random
 import time
 from collections.abc import Sequence
@@ -57,7 +55,7 @@ from protocol.messages import (
 from protocol.moves import RESIGN, Placed
 from protocol.view import BoardView
 
-from .net import DEFAULT_URL, URL_ENV, Connection, Disconnected, ServerError
+from .net import Connection, Disconnected, ServerError
 from .strategy import (
     DEFAULT_LEVEL,
     IDLE_LIMIT,
@@ -85,10 +83,8 @@ __all__ = [
     "Memory",
     "Pacer",
     "Player",
-    "add_arguments",
     "apply_moved",
     "choose_move",
-    "cmd_bot",
     "default_pace",
     "main",
     "masked",
@@ -546,59 +542,14 @@ def start_bots(
 # -- command line ----------------------------------------------------------------------------
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The arguments of ``patience-race bot CODE``."""
-    p.add_argument("code", help="the room's code (K7QM-X2PF)")
-    p.add_argument(
-        "--server",
-        default=os.environ.get(URL_ENV, DEFAULT_URL),
-        help=f"server URL (default ${URL_ENV} or {DEFAULT_URL})",
-    )
-    p.add_argument("--level", choices=LEVELS, default=DEFAULT_LEVEL, help="how well it plays")
-    p.add_argument(
-        "--think",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="seconds between moves, randomized by half (default: the level's pace, easy 2.5, "
-        "normal 1, strong 0.5; 0: as fast as the server allows)",
-    )
-    p.add_argument("--name", default="Bot", help="the bot's name in the room")
-    p.add_argument("--races", type=int, default=None, help="stop after this many races")
-
-
-def cmd_bot(args: argparse.Namespace) -> int:
-    """Run ``patience-race bot`` until the bot is done; an exit code."""
-    if args.think is not None and args.think < 0:
-        print("patience-race: --think cannot be negative", flush=True)
-        return 2
-    try:
-        asyncio.run(
-            run_bot(
-                args.server,
-                args.code,
-                name=args.name,
-                level=args.level,
-                think=args.think,
-                max_races=args.races,
-            )
-        )
-    except ServerError as exc:
-        print(f"patience-race: {exc.message} ({exc.code})", flush=True)
-        return 1
-    except OSError as exc:
-        print(f"patience-race: cannot reach {args.server}: {exc}", flush=True)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="patience-race bot", description="a bot that races in a room")
-    add_arguments(p)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    return cmd_bot(p.parse_args(argv))
+    """``python -m client.bot CODE ...``: the same as ``patience-race bot CODE ...`` (one command
+    line, :mod:`client.cli`, checks the arguments and runs the bot)."""
+    import sys
+
+    from .cli import main as cli_main
+
+    return cli_main(["bot", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

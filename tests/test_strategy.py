@@ -4,7 +4,6 @@ other code imports from ``client.bot``."""
 
 from __future__ import annotations
 
-import argparse
 import random
 from collections import Counter
 from pathlib import Path
@@ -57,14 +56,11 @@ def test_think_overrides_the_level_pace() -> None:
 
 
 def test_the_commands_default_to_the_level_pace() -> None:
-    p = argparse.ArgumentParser()
-    bot.add_arguments(p)
-    assert p.parse_args(["K7QM-X2PF"]).think is None
-    assert p.parse_args(["K7QM-X2PF", "--think", "0.2"]).think == 0.2
     from client.cli import build_parser
 
     parser = build_parser()
     assert parser.parse_args(["bot", "K7QM-X2PF"]).think is None
+    assert parser.parse_args(["bot", "K7QM-X2PF", "--think", "0.2"]).think == 0.2
     assert parser.parse_args(["play"]).think is None
 
 
@@ -80,8 +76,6 @@ def test_the_old_names_are_importable_from_client_bot() -> None:
         "DEFAULT_LEVEL",
         "run_bot",
         "start_bots",
-        "add_arguments",
-        "cmd_bot",
         "main",
         "apply_moved",
         "Desync",
