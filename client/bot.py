@@ -254,8 +254,13 @@ async def run_bot(
             return
         if seat.role == "player" and seat.room.state == "lobby":
             await _send(seat, Ready(seq=0))
+        snap: Snapshot | None = None  # after a reconnection: where the seat is
         while True:
             try:
+                if snap is not None:
+                    if not await _room_changed(seat, snap.room) or not await _handle(seat, snap):
+                        return
+                    snap = None
                 while True:
                     event = await seat.conn.next_event(timeout=None)
                     if isinstance(event, Notice):
@@ -273,9 +278,7 @@ async def run_bot(
                     return
                 log.info("%s: %s: reconnecting", name, exc)
             snap = await _reconnect(seat, url)
-            if snap is None or not await _room_changed(seat, snap.room):
-                return
-            if not await _handle(seat, snap):
+            if snap is None:
                 return
     except Disconnected as exc:
         log.info("%s: %s", name, exc)
