@@ -97,6 +97,8 @@ class RaceModel:
     asked_rematch: bool = False
     """This player asked for a rematch on the results screen."""
     log: list[str] = field(default_factory=list)
+    out_reason: str | None = None
+    """Why the server took you out of the race, until the progress that shows it comes."""
     """What happened, newest last (joins, leaves, resignations...): see :meth:`say`."""
     seat_released: bool = False
 
@@ -208,8 +210,13 @@ class RaceModel:
 
     def _on_progress(self, e: ProgressUpdate, now: float) -> None:
         if self.phase == "racing":
-            for message in progress_changes(self.progress, e.players, self.you):
+            messages = progress_changes(self.progress, e.players, self.you)
+            for message in messages:
                 self.say(message)
+            if self.out_reason is not None and messages:
+                # why you are out stays in view: the progress that shows it comes just after
+                self.status = f"{self.out_reason}; {messages[-1]}"
+                self.out_reason = None
         self.progress = e.players
         if self.started is not None and self.phase == "racing":
             self.started = now - e.elapsed_ms / 1000  # follow the server's clock
@@ -289,6 +296,10 @@ class RaceModel:
         self.status = e.message
 
     def _on_error(self, e: Error, now: float) -> None:
+        if e.seq is None and e.code == "player_done":  # the server took you out (no move)
+            self.out_reason = e.message
+            self.say(e.message)
+            return
         self.status = e.message
 
     # -- fairness ------------------------------------------------------------------------------
@@ -476,7 +487,10 @@ def progress_changes(old: list[Progress], new: list[Progress], you: int | None) 
         elif p.status == "disconnected" and p.id != you:
             out.append(f"{who} was away too long: their seat was released")
         elif p.status == "left" and p.id != you:
-            out.append(f"{who} left the race")
+            # still connected: out of the race for making no move (a racer who leaves is gone)
+            out.append(
+                f"{who} {'is out: no move for too long' if p.connected else 'left the race'}"
+            )
     mine_before, mine = before.get(you or -1), next((p for p in new if p.id == you), None)
     if mine is not None and mine.status in FINISHED and mine.status != "disconnected":
         playing = [safe(p.name) for p in new if p.status == "playing"]

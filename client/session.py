@@ -140,10 +140,13 @@ class Session:
         assert isinstance(joined, Joined)
         self._joined(joined, name)
         if joined.role == "spectator" and not spectate:
+            state = joined.room.state
             self.model.status = (
-                "You have a seat in the next race; until then you watch this one."
-                if joined.room.state != "lobby"
-                else "Every seat is taken: you watch (a seat next race if one is free)."
+                "Every seat is taken: you watch (a seat next race if one is free)."
+                if state == "lobby"
+                else "The race is over: you get a seat in the next one if one is free."
+                if state == "results"
+                else "You get a seat in the next race if one is free; until then you watch this one."
             )
         if released:
             self.model.status = (

@@ -525,6 +525,7 @@ class Hub:
     ) -> None:
         if room.race is not None and room.state in ("countdown", "racing"):
             room.race.drop(member.id, "left" if why != "disconnected" else "disconnected", now)
+            room.race.set_connected(member.id, False)  # gone: apart from a racer out for idling
             room.progress_dirty = True
         room.remove(member.id)
         self._event(why, room, member)
@@ -628,10 +629,16 @@ class Hub:
         self._event("countdown_stopped", room, by)
         self._room_update(room, out)
 
-    def _countdown_if_all_ready(self, room: Room, now: float, out: Outbox) -> None:
-        """Two players or more, all ready: the countdown starts; else everyone sees who is."""
+    def _countdown_if_all_ready(
+        self, room: Room, now: float, out: Outbox, alone_ok: bool = False
+    ) -> None:
+        """Two players or more ready (one with ``alone_ok``: a rematch everyone asked for), and
+        none connected who is not: the countdown starts; else everyone sees who is ready.  A
+        player away and not ready does not hold the others back: they race without them."""
         players = room.players()
-        if len(players) >= 2 and all(p.ready for p in players):
+        ready = [p for p in players if p.ready]
+        waiting = [p for p in players if not p.ready and p.conn is not None]
+        if len(ready) >= (1 if alone_ok else 2) and not waiting:
             why = self._start_countdown(room, now, out)
             if why is not None:
                 # everyone is ready: the countdown starts as soon as a certified deal is (tick)
@@ -655,7 +662,7 @@ class Hub:
         if self.draining:
             raise CommandError("shutting_down", "the server is restarting: no new races")
         was_ready, member.ready = member.ready, True
-        waiting = [p.name for p in room.players() if not p.ready]
+        waiting = [p.name for p in room.players() if not p.ready and p.conn is not None]
         if waiting:
             # "start" is the host's ready too: the race starts as soon as the others are
             if not was_ready:
@@ -690,7 +697,8 @@ class Hub:
         room.race = Race(
             race_id,
             room.config,
-            [(p.id, p.name) for p in room.players()],
+            # a player away and not ready sits this race out (the seat stays, for the next)
+            [(p.id, p.name) for p in room.players() if p.ready or p.conn is not None],
             mode=settings.mode,
             time_limit_s=settings.time_limit,
             undo=settings.undo,
@@ -790,18 +798,22 @@ class Hub:
             room.settings = room.settings.model_copy(update={"deal_number": None})
         seats = room.settings.seats
         players = room.players()
+        seated: list[MemberState] = []
         for m in room.spectators():
             if m.wants_seat and len(players) < seats:
                 m.role = "player"
                 m.wants_seat = False
                 players.append(m)
+                seated.append(m)
         for m in room.members.values():
             m.ready = m.role == "player" and m.rematch
             m.rematch = False
+        for m in seated:  # they came to play the next race: ready, if they are still here
+            m.ready = m.conn is not None
         if room.host is None or room.members[room.host].role != "player":
             room.host = players[0].id if players else room.host
         self._event("rematch", room, by)
-        self._countdown_if_all_ready(room, now, out)
+        self._countdown_if_all_ready(room, now, out, alone_ok=True)
 
     def _get_race(self, conn: Conn, cmd: GetRace, now: float, out: Outbox) -> None:
         """A finished race's record, from the encoded-record cache, within the address's byte

@@ -17,6 +17,7 @@ from protocol.config import GameConfig
 from protocol.game import new_game
 from protocol.messages import (
     Countdown,
+    Error,
     Kicked,
     Member,
     Progress,
@@ -741,3 +742,18 @@ def test_comings_and_goings_say_who_only_watches() -> None:
     ]
     assert room_changes(gone, before, 1, {2}) == ["Bob is back, watching", "Spy is back, watching"]
     assert room_changes(gone, before, 1) == ["Bob is back", "Spy is back, watching"]
+
+
+def test_a_racer_out_for_making_no_move_is_told_why_and_the_others_see_it() -> None:
+    model = RaceModel(name="Bob", you=2, phase="racing")
+    players = [progress(1, "Ann"), progress(2, "Bob"), progress(3, "Cy")]
+    model.apply(ProgressUpdate(elapsed_ms=1000, players=players))
+    message = "no move for 10 minutes: you are out of this race (your score stands)"
+    model.apply(Error(seq=None, code="player_done", message=message))
+    out = [progress(1, "Ann"), progress(2, "Bob", "left"), progress(3, "Cy")]
+    model.apply(ProgressUpdate(elapsed_ms=600_000, players=out))
+    assert model.status == f"{message}; waiting for Ann, Cy"  # not overwritten by the wait
+    # the others: a racer still connected but out is out for idling, not gone
+    assert progress_changes(players, out, 1) == ["Bob is out: no move for too long"]
+    gone = [progress(1, "Ann"), progress(2, "Bob", "left", connected=False), progress(3, "Cy")]
+    assert progress_changes(players, gone, 1) == ["Bob left the race"]

@@ -368,7 +368,7 @@ def test_the_idle_limit_can_be_switched_off() -> None:
 # -- departures ------------------------------------------------------------------------------------
 
 
-def test_the_last_player_who_had_not_asked_leaving_takes_the_room_back_to_the_lobby() -> None:
+def test_the_last_player_who_had_not_asked_leaving_lets_the_rematch_start() -> None:
     h = Harness()
     code, (ann, bob), _ = h.race(Settings(), "Ann", "Bob")
     h.move(ann, kind="resign")
@@ -376,18 +376,49 @@ def test_the_last_player_who_had_not_asked_leaving_takes_the_room_back_to_the_lo
     assert isinstance(h.cmd(ann, Rematch(seq=0)), Ack)
     assert h.hub.rooms[code].state == "results"
     assert isinstance(h.cmd(bob, Leave(seq=0)), Ack)
-    assert h.hub.rooms[code].state == "lobby"
-    assert h.got(ann, RoomUpdate)[-1].room.state == "lobby"
+    # everyone left has asked: Ann's rematch starts (alone, as a host alone starts with s)
+    assert h.hub.rooms[code].state == "countdown"
+    assert h.got(ann, RoomUpdate)[-1].room.state == "countdown"
 
 
 def test_a_player_who_drops_on_the_results_does_not_hold_the_rematch_back() -> None:
     h = Harness()
+    code, (ann, bob, cy), _ = h.race(Settings(), "Ann", "Bob", "Cy")
+    for c in (ann, bob, cy):
+        h.move(c, kind="resign")
+    for c in (ann, bob):
+        assert isinstance(h.cmd(c, Rematch(seq=0)), Ack)
+    h.take(h.hub.disconnect(cy, h.now))
+    room = h.hub.rooms[code]
+    # the next race starts for those still here, at once: Cy, away, sits it out
+    assert room.state == "countdown"
+    assert sorted(room.race.seats) == [1, 2]
+    h.tick(h.hub.limits.countdown_ms / 1000)
+    assert room.state == "racing"
+
+
+def test_a_host_alone_who_asks_for_a_rematch_races_again() -> None:
+    h = Harness()
     code, (ann, bob), _ = h.race(Settings(), "Ann", "Bob")
     h.move(ann, kind="resign")
-    h.move(bob, kind="resign")
+    assert isinstance(h.cmd(bob, Leave(seq=0)), Ack)
+    assert h.hub.rooms[code].state == "results"
     assert isinstance(h.cmd(ann, Rematch(seq=0)), Ack)
-    h.take(h.hub.disconnect(bob, h.now))
-    assert h.hub.rooms[code].state == "lobby"
+    assert h.hub.rooms[code].state == "countdown"
+
+
+def test_who_joined_during_the_race_is_seated_and_ready_for_the_next() -> None:
+    h = Harness()
+    code, (ann, bob), _ = h.race(Settings(), "Ann", "Bob")
+    cy = h.connect()
+    joined = h.cmd(cy, JoinRoom(seq=0, code=code, name="Cy"))
+    assert isinstance(joined, Joined) and joined.role == "spectator"
+    for c in (ann, bob):
+        h.move(c, kind="resign")
+    for c in (ann, bob):
+        assert isinstance(h.cmd(c, Rematch(seq=0)), Ack)
+    room = h.hub.rooms[code]
+    assert room.state == "countdown" and sorted(room.race.seats) == [1, 2, 3]
 
 
 def test_the_countdown_starts_when_the_last_player_not_ready_leaves_the_lobby() -> None:

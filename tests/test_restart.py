@@ -361,7 +361,7 @@ async def test_a_bot_comes_back_after_a_restart_and_plays_on(tmp_path: Path) -> 
                 assert await server.start() == url
                 await eventually(lambda: ann.connected and ann.model.phase == "racing", 30)
                 before = robo_moves()
-                await eventually(lambda: robo_moves() > before, 30)  # and it plays on
+                await eventually(lambda b=before: robo_moves() > b, 30)  # and it plays on
                 robo = next(m for m in ann.model.room.members if m.name == "Robo")
                 assert robo.connected
         finally:

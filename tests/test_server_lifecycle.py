@@ -240,11 +240,10 @@ async def test_rematch_new_deal_everyone_seated_again() -> None:
         assert roles == {
             "Ann": ("player", True),
             "Bob": ("player", False),
-            "Cy": ("player", False),  # came to play during the race: there is a seat for them
+            "Cy": ("player", True),  # came to play during the race: seated, and ready
         }
         assert lobby.room.settings.fixed_deal is False  # a rematch is a new deal
-        await bob.request(Ready(seq=0))
-        await late.request(Ready(seq=2))
+        await bob.request(Ready(seq=0))  # the last one: Cy is ready already
         second = [await c.wait_for(RaceStart) for c in (ann, bob, late)]
         assert second[0].race_id != first[0].race_id
         assert second[0].commitment != first[0].commitment
