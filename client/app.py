@@ -312,6 +312,10 @@ class RaceApp(App[None]):
                 self.model.status = (
                     "Quit? Press q again (the race ends: the server inside this program stops)."
                 )
+            elif self.bots:
+                self.model.status = (
+                    "Quit? Press q again (your bots leave with you; your seat is kept a while)."
+                )
             else:
                 self.model.status = (
                     "Quit? Press q again (your seat is kept for a while: join again to resume)."
@@ -357,7 +361,7 @@ class RaceApp(App[None]):
         ):
             return
         model.asked_rematch = True
-        model.status = "You started the next race: back to the lobby."
+        model.status = "Back to the lobby for the next race (you are ready)."
         self.run_worker(session.start(), group="cmd")
 
     async def next_from_results(self) -> None:

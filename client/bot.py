@@ -249,6 +249,12 @@ async def run_bot(
             Pacer(pace, welcome.rate, welcome.burst, rng),
             max_races,
         )
+        log.info(
+            "%s: in room %s%s",
+            name,
+            f"{seat.room.code[:4]}-{seat.room.code[4:]}",
+            "" if seat.role == "player" else ", watching until the next race",
+        )
         if seat.role != "player" and not spectate_ok:
             log.info("%s: room %s is racing; not waiting as a spectator", name, code)
             return

@@ -529,11 +529,18 @@ def cmd_rooms(args: argparse.Namespace) -> int:
 
 def cmd_bot(args: argparse.Namespace) -> int:
     import asyncio
+    import logging
 
     from .bot import run_bot
     from .net import ServerError
 
     url = server_url(args)
+    # what the bot does, one line each (joined, back after a restart, gone): on standard error
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("patience-race bot: %(message)s"))
+    bot_log = logging.getLogger("patience_race.bot")
+    bot_log.addHandler(handler)
+    bot_log.setLevel(logging.INFO)
     # without --name: Bot, or Bot 2, Bot 3... when the room has one (as people get "Ann 2")
     names = [args.name] if args.name is not None else ["Bot", *(f"Bot {i}" for i in range(2, 17))]
     try:

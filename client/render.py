@@ -710,12 +710,16 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
     bar_w = width - 14
     order = sorted(model.progress, key=lambda p: (-p.score, p.score_ms))
     fit = (height - 1) // 3 if height else len(order)
+    hidden = 0
     if len(order) > fit >= 1:
+        fit = max(1, (height - 2) // 3)  # and a line to say how many are not shown
         mine = [p for p in order if p.id == model.you]
         shown = order[: fit - len(mine)]
         if mine and mine[0] not in shown:
             shown += mine
+        hidden = len(order) - len(shown if mine else order[:fit])
         order = shown if mine else order[:fit]
+    bots = {m.id for m in model.room.members if m.bot} if model.room else set()
     for p in order:
         me = p.id == model.you
         status = {
@@ -731,7 +735,9 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
             status = "away"
         name_w = width - 7 - (len(status) + 1 if status else 0)
         line = Text()
-        line.append(clip(p.name, name_w - 2) + (" *" if me else ""), style="bold" if me else "")
+        tag = " (bot)" if p.id in bots else ""
+        name = clip(p.name, name_w - 2 - len(tag)) + tag + (" *" if me else "")
+        line.append(name, style="bold" if me else "")
         line.pad_right(name_w - line.cell_len)
         if status:
             line.append(" " + status, style="bold yellow" if p.status == "won" else DIM)
@@ -746,6 +752,8 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
         detail = f" {plural(p.moves, 'move')}, {plural(p.undos, 'undo')}"
         detail = detail[: width - 6].ljust(width - 6) + f"{when:>6}"
         t.append(detail + "\n", style=DIM)
+    if hidden:
+        t.append(f" +{hidden} more (a taller terminal shows them)\n"[: width + 1], style=DIM)
     return t
 
 
@@ -779,11 +787,13 @@ def results(model: RaceModel, width: int = 78, join_hint: str | None = None) -> 
     head += f" {'2nd':>5}" if spider else ""
     head += f" {'time':>6} {'moves':>5} {'undos':>5}\n"
     t.append(head, style="bold " + DIM)
+    bots = {m.id for m in model.room.members if m.bot} if model.room else set()
     for s in standings:
         me = s.id == model.you
         style = "bold yellow" if me else ""
         t.append(f"{s.rank:>2}. ", style=style)
-        t.append(fit(s.name, name_w), style=style)
+        tag = " (bot)" if s.id in bots else ""
+        t.append(fit(clip(s.name, name_w - len(tag)) + tag, name_w), style=style)
         word = RESULT_WORDS.get(s.status, s.status)
         if s.status in ("playing", "waiting"):
             word = "time up"  # the race is over: still playing when the time ran out
@@ -845,8 +855,8 @@ def results(model: RaceModel, width: int = 78, join_hint: str | None = None) -> 
 
 def results_keys(model: RaceModel) -> list[str]:
     """The keys that do something on the results, as they stand now: ``n`` asks for the
-    rematch (once), or follows the room once it has moved on; the host's ``s`` starts the next
-    race (back to the lobby, where whoever asked is ready)."""
+    rematch (once), or follows the room once it has moved on; the host's ``s`` takes the room
+    back to the lobby at once (where whoever asked is ready)."""
     room = model.room
     keys: list[str] = []
     on_results = room is not None and room.state == "results"
@@ -859,7 +869,7 @@ def results_keys(model: RaceModel) -> list[str]:
         if not model.asked_rematch:
             keys.append("n: rematch")
         if model.is_host():
-            keys.append("s: start the next race")
+            keys.append("s: to the lobby")
     return [*keys, "q: leave"]
 
 
@@ -880,8 +890,10 @@ def status_line(
         message = " ".join(model.status.split())
         t.append(clip(message, width) if width else safe(message))
     t.append("\n")
-    if reconnecting:
-        t.append("connection lost: reconnecting...  ", style="bold red")
+    if reconnecting:  # nothing but quitting works meanwhile: the keys would only be cut off
+        t.append("connection lost: reconnecting...", style="bold red")
+        t.append("   q q: quit", style=DIM)
+        return t
     t.append(keys_hint, style=DIM)
     return t
 
@@ -905,7 +917,8 @@ card lies next to them (a small screen: one row a pile, top card on the
 right). A redeal gathers piles 12..1, deals from pile 1.
 Lobby: r ready / not ready;  the host: s start now, g game, o options,
   m mode, t time, u undo, +/- seats, p private, w winnable.   q leave
-Results: n rematch (watching: n follows the room), q leave
+Results: n rematch (watching: n follows the room), the host: s to the
+  lobby at once;  q leave
 ?  this help.   Press any key to go back."""
 
 

@@ -5,7 +5,8 @@ hostile text it may be:
 
 - it is NFKC-normalized (fullwidth ``Ａnn`` becomes ``Ann``, mathematical letters plain ones) and
   its runs of white space become one space;
-- it holds at least one letter or digit, no parenthesis (the screens' marks: ``Ann (host)``),
+- it holds at least one letter or digit, no parenthesis or star (the screens' marks:
+  ``Ann (host)``, ``Ann *``),
   no control, format, private-use or unassigned
   character, nothing that draws as blank (Hangul fillers, the braille blank, invisible joiners),
   and at most :data:`MAX_MARKS_IN_A_ROW` combining marks on one character;
@@ -31,10 +32,10 @@ MAX_MARKS_IN_A_ROW = 2
 towers of marks that draw over the lines around a name."""
 MAX_MARKS = 8
 
-RESERVED = frozenset("()")
+RESERVED = frozenset("()*")
 """What the screens put after a name to say who someone is (``Ann (host)``, ``Bot (bot)``,
-``Bob (away)``): a name holding them could pass for another player with a role (checked after
-NFKC, so fullwidth and superscript parentheses count too)."""
+``Bob (away)``, ``Ann *`` for you in the race panel): a name holding them could pass for another
+player with a role (checked after NFKC, so fullwidth and superscript forms count too)."""
 
 _BAD_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
 _MARKS = frozenset({"Mn", "Mc", "Me"})
@@ -103,7 +104,7 @@ def normalize(name: str) -> str:
     if not any(unicodedata.category(ch)[0] in "LN" for ch in name):
         raise BadName("a name needs at least one letter or digit")
     if any(ch in RESERVED for ch in name):
-        raise BadName("a name cannot hold ( or ): the screens mark the host, bots and absences so")
+        raise BadName("a name cannot hold ( ) or *: the screens mark the host, bots and you so")
     return name
 
 

@@ -161,7 +161,21 @@ def test_the_race_panel_keeps_your_own_line_when_it_cannot_show_everyone() -> No
     lines = text.rstrip("\n").splitlines()
     assert len(lines) <= 21 and "me *" in text  # the last by score, still shown
     assert "Bot 2" in text and "Bot 16" not in text  # the leaders first
+    assert "+10 more" in text  # those not shown are counted, not dropped silently
     assert "Bot 16" in render.opponents(model, 29).plain  # no height: everyone
+    assert "more" not in render.opponents(model, 29).plain
+
+
+def test_bots_are_marked_in_the_race_panel_and_the_results() -> None:
+    model = results_model()
+    model.room = model.room.model_copy(
+        update={"members": [member(1, "Ann"), member(2, "Bob", bot=True)]}
+    )
+    assert "Bob (bot)" in render.results(model).plain
+    assert "Ann (bot)" not in render.results(model).plain
+    model.progress = [progress(1, "Ann"), progress(2, "Bob")]
+    panel = render.opponents(model, 29).plain
+    assert "Bob (bot)" in panel and "Ann *" in panel and "Ann (bot)" not in panel
 
 
 def test_a_change_of_settings_in_the_lobby_is_said() -> None:
@@ -276,7 +290,7 @@ def test_results_table_has_every_column_and_the_keys() -> None:
     assert any("Cy" in line and "disconnected" in line for line in lines)
     assert "deal verified" in text
     assert "rematch asked by: Bob" in text
-    assert "n: rematch    s: start the next race    q: leave" in text  # Ann hosts
+    assert "n: rematch    s: to the lobby    q: leave" in text  # Ann hosts
     # the loud warning when the deal does not match
     model.last.verdict, model.last.verified = "WARNING: the revealed deal does not match: x", False  # type: ignore[union-attr]
     warn = render.results(model, 78)
@@ -339,7 +353,7 @@ def test_after_asking_for_a_rematch_the_lobby_comes_by_itself() -> None:
     assert model.asked_rematch and model.holding
     text = render.results(model).plain
     assert "waiting for Cy" in text and "n: " not in text  # asked: n has nothing left to do
-    assert "s: start the next race    q: leave" in text
+    assert "s: to the lobby    q: leave" in text
     model.apply(RoomUpdate(room=room([member(1, "Ann", ready=True), member(2, "Bob")])))
     assert not model.holding and model.phase == "lobby"
 
@@ -757,3 +771,14 @@ def test_a_racer_out_for_making_no_move_is_told_why_and_the_others_see_it() -> N
     assert progress_changes(players, out, 1) == ["Bob is out: no move for too long"]
     gone = [progress(1, "Ann"), progress(2, "Bob", "left", connected=False), progress(3, "Cy")]
     assert progress_changes(players, gone, 1) == ["Bob left the race"]
+
+
+def test_while_reconnecting_the_status_line_fits_80_columns() -> None:
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    model.state = new_game(GameConfig("spider", {"suits": 1}), 1)
+    model.room = room([member(1, "Ann")], state="racing")
+    model.progress = [progress(1, "Ann")]
+    keys = render.footer_keys(model)
+    line = render.status_line(model, keys, True, 78).plain.split("\n")[1]
+    assert line == "connection lost: reconnecting...   q q: quit" and len(line) <= 78
+    assert render.status_line(model, keys, False, 78).plain.split("\n")[1] == keys

@@ -39,6 +39,7 @@ from .server_helpers import (
     host_and_join,
     http_get,
     move,
+    room_of,
     running_server,
     start_race,
     wait_until,
@@ -123,6 +124,7 @@ async def test_a_lobby_with_someone_connected_stays() -> None:
         "\u200d",
         "Ann (host)",  # would pass for the host in the lobby, beside the real Ann
         "Ann\uff08host\uff09",  # fullwidth parentheses: NFKC makes them plain ones
+        "Ann *",  # the race panel's mark of your own line
     ],
 )
 async def test_blank_and_stacked_names_are_refused(name: str) -> None:
@@ -231,9 +233,12 @@ async def test_a_player_who_dropped_does_not_hold_up_the_rematch() -> None:
         await conns[2].close()
         await conns[0].request(Rematch(seq=0))
         await conns[1].request(Rematch(seq=0))
-        lobby = await wait_until(conns[0], RoomUpdate, lambda u: u.room.state == "lobby")
-        ready = {m.name: m.ready for m in lobby.room.members}
+        # the next race starts at once for those still here: Cy, away, sits it out
+        nxt = await wait_until(conns[0], RoomUpdate, lambda u: u.room.state == "countdown")
+        ready = {m.name: m.ready for m in nxt.room.members}
         assert ready == {"Ann": True, "Bob": True, "Cy": False}
+        race = room_of(server, nxt.room.code).race
+        assert race is not None and sorted(s.name for s in race.seats.values()) == ["Ann", "Bob"]
         await close_all(conns[:2])
 
 
