@@ -277,7 +277,9 @@ async def run_bot(
                 log.info("%s: %s", name, restart.notice.message)
                 with contextlib.suppress(Exception):
                     await seat.conn.close()
-                await asyncio.sleep(restart.notice.retry_ms / 1000)
+                # back as soon as it is (retrying as people's clients do), not after retry_ms:
+                # the race's clock runs again from the restart, for bots and people alike
+                await asyncio.sleep(min(0.5, restart.notice.retry_ms / 1000))
             except Disconnected as exc:
                 if seat.kicked or exc.code in GIVE_UP_CODES:
                     log.info("%s: %s", name, exc)
