@@ -360,8 +360,8 @@ class RaceApp(App[None]):
             or not model.is_host()
         ):
             return
-        model.asked_rematch = True
-        model.status = "Back to the lobby for the next race (you are ready)."
+        model.asked_rematch = True  # to the lobby with the room, off the results
+        model.status = "Back to the lobby: s starts the next race, once you have set it up."
         self.run_worker(session.start(), group="cmd")
 
     async def next_from_results(self) -> None:

@@ -132,6 +132,10 @@ class RaceModel:
         self.room = room
         me = self.me_member(room)
         if me is not None:
+            if self.role == "spectator" and me.role == "player" and me.ready:
+                # seated for the next race, ready (joined during the last one to play): when it
+                # starts, go to the board as one who asked for it, not stay on the old results
+                self.asked_rematch = True
             self.role = me.role
             if me.rematch:
                 self.asked_rematch = True

@@ -753,7 +753,7 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
         detail = detail[: width - 6].ljust(width - 6) + f"{when:>6}"
         t.append(detail + "\n", style=DIM)
     if hidden:
-        t.append(f" +{hidden} more (a taller terminal shows them)\n"[: width + 1], style=DIM)
+        t.append(f" +{hidden} more\n", style=DIM)
     return t
 
 

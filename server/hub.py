@@ -651,10 +651,11 @@ class Hub:
     def _start(self, conn: Conn, cmd: Start, now: float, out: Outbox) -> None:
         room, member = self._host_only(conn)
         if room.state == "results":
-            # the host starts the next race: the room goes back to the lobby, where everyone
-            # who asked for the rematch is ready and the others can join in
-            member.rematch = True
+            # the host takes the room back to the lobby at once, where everyone who asked for
+            # the rematch is ready; the host is not (to change the settings first, say): their
+            # start or ready there starts the next race
             out.reply(conn.id, Ack(seq=cmd.seq))
+            member.rematch = False
             self._back_to_lobby(room, member, now, out)
             return
         if room.state != "lobby":

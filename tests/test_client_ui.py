@@ -71,8 +71,11 @@ async def test_results_stay_until_their_viewer_leaves_them() -> None:
             assert app.model.holding
             assert "Results" in board and "deal verified" in board
             assert "back in the lobby: press n" in board
-            # n: to the lobby, ready; with Bob ready the countdown starts, in big digits
+            # n: to the lobby, ready; Bob, the host, starts from there (his s on the results
+            # did not make him ready), and the countdown shows in big digits
             await pilot.press("n")
+            await wait_until(pilot, lambda: bool(app.model.me_member().ready))  # type: ignore[union-attr]
+            await bob.request(Start(seq=0))
             await wait_until(pilot, lambda: app.model.phase == "countdown")
             assert not app.model.holding
             await wait_until(pilot, lambda: "The race starts in" in text_of(app, "#board"))

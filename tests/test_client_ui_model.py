@@ -782,3 +782,14 @@ def test_while_reconnecting_the_status_line_fits_80_columns() -> None:
     line = render.status_line(model, keys, True, 78).plain.split("\n")[1]
     assert line == "connection lost: reconnecting...   q q: quit" and len(line) <= 78
     assert render.status_line(model, keys, False, 78).plain.split("\n")[1] == keys
+
+
+def test_who_joined_to_play_the_next_race_goes_to_its_board_when_it_starts() -> None:
+    """Joined during a race, seated ready for the next: its start takes them off the old
+    results (they stayed there while a timed race ran)."""
+    model = results_model("spectator")
+    seated = [member(1, "Ann", ready=True), member(2, "Bob", ready=True)]
+    model.apply(RoomUpdate(room=room(seated)))
+    assert model.role == "player"
+    model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64))
+    assert not model.holding and model.phase == "countdown"

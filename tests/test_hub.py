@@ -640,3 +640,21 @@ def test_a_connection_silent_from_the_start_closes_at_the_sooner_timeout() -> No
     assert silent not in h.closed
     h.tick(0.2)
     assert h.closed[silent] == 4408
+
+
+def test_the_hosts_start_on_the_results_goes_to_the_lobby_without_starting() -> None:
+    """The host's s on the results: the lobby at once, the host not ready (to set the next race
+    up: with bots, who get ready at once, it used to start a countdown straight away)."""
+    h = Harness()
+    code, (ann, bob), _ = h.race(Settings(), "Ann", "Bob")
+    h.move(ann, kind="resign")
+    h.move(bob, kind="resign")
+    assert isinstance(h.cmd(bob, Rematch(seq=0)), Ack)
+    assert isinstance(h.cmd(ann, Start(seq=0)), Ack)
+    room = h.hub.rooms[code]
+    assert room.state == "lobby"
+    assert {m.name: m.ready for m in room.members.values()} == {"Ann": False, "Bob": True}
+    assert isinstance(h.cmd(ann, UpdateSettings(seq=0, settings=Settings(game="louis"))), Ack)
+    assert isinstance(h.cmd(bob, Ready(seq=0)), Ack)
+    assert isinstance(h.cmd(ann, Start(seq=0)), Ack)
+    assert room.state == "countdown" and room.config.game == "louis"

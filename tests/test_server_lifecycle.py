@@ -238,12 +238,13 @@ async def test_rematch_new_deal_everyone_seated_again() -> None:
         lobby = await wait_until(bob, RoomUpdate, lambda u: u.room.state == "lobby")
         roles = {m.name: (m.role, m.ready) for m in lobby.room.members}
         assert roles == {
-            "Ann": ("player", True),
+            "Ann": ("player", False),  # the host, to set the next race up, then start it
             "Bob": ("player", False),
             "Cy": ("player", True),  # came to play during the race: seated, and ready
         }
         assert lobby.room.settings.fixed_deal is False  # a rematch is a new deal
-        await bob.request(Ready(seq=0))  # the last one: Cy is ready already
+        await bob.request(Ready(seq=0))  # Cy is ready already
+        await host_start(ann)
         second = [await c.wait_for(RaceStart) for c in (ann, bob, late)]
         assert second[0].race_id != first[0].race_id
         assert second[0].commitment != first[0].commitment
