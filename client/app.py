@@ -249,8 +249,9 @@ class RaceApp(App[None]):
             render.header(m, self.auto_home, self.lost_at, self.size.width, reconnecting)
         )
         main = self.main_view
+        status_h = self.draw_status(render.footer_keys(m), reconnecting)
         width = max(20, main.content_region.width or (self.size.width - 34))
-        height = max(8, main.content_region.height or (self.size.height - 3))
+        height = max(8, self.size.height - 1 - status_h if self.size.height else 18)
         self.grid = None
         if m.phase in ("kicked", "gone"):
             main.update(render.message_screen(m))
@@ -272,9 +273,16 @@ class RaceApp(App[None]):
         side.set_class(self.size.width >= 120, "wide")
         side_w = 40 if self.size.width >= 120 else 32
         side.update(render.opponents(m, side_w - 3, max(4, self.size.height - 3)))
-        self.status_line.update(
-            render.status_line(m, render.footer_keys(m), reconnecting, self.size.width - 2)
-        )
+
+    def draw_status(self, keys: str, reconnecting: bool) -> int:
+        """The status line: the last message (two lines when it needs them, the board giving
+        one up meanwhile) and the keys; its height."""
+        text = render.status_line(self.model, keys, reconnecting, max(20, self.size.width - 2))
+        lines = text.plain.count("\n") + 1
+        if self.status_line.styles.height != lines:
+            self.status_line.styles.height = lines
+        self.status_line.update(text)
+        return lines
 
     def on_resize(self, event: events.Resize) -> None:
         self.call_after_refresh(self.refresh_view)

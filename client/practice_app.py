@@ -82,8 +82,9 @@ class PracticeApp(RaceApp):
         p = self.practice
         self.top.update(self.header())
         main = self.main_view
+        status_h = self.draw_status(self.footer(), False)
         width = max(20, main.content_region.width or (self.size.width - 2))
-        height = max(8, main.content_region.height or (self.size.height - 3))
+        height = max(8, self.size.height - 1 - status_h if self.size.height else 18)
         self.side.display = False
         if p.game.finished:
             self.grid = None
@@ -91,9 +92,6 @@ class PracticeApp(RaceApp):
         else:
             self.grid = render.board_grid(self.model, self.keys, height, width)
             main.update(self.grid.text())
-        self.status_line.update(
-            render.status_line(self.model, self.footer(), False, self.size.width - 2)
-        )
 
     def header(self) -> Text:
         """Counters first, then auto-home, then the game and its deal number: a narrow screen

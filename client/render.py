@@ -20,7 +20,7 @@ from protocol.messages import Progress
 from protocol.moves import UNKNOWN
 
 from .model import PILE_KEYS, Keys, RaceModel
-from .text import clip, fit, plural, safe
+from .text import clip, fit, plural, safe, wrap_cells
 
 RED = "bold red"
 BLACK = "bold white"
@@ -883,12 +883,12 @@ def message_screen(model: RaceModel) -> Text:
 def status_line(
     model: RaceModel, keys_hint: str, reconnecting: bool, width: int | None = None
 ) -> Text:
-    """The last thing that happened, on one line (cut to ``width`` cells: a long message must
-    not push the keys off the screen), then the keys."""
+    """The last thing that happened, then the keys.  With ``width``, a message longer than the
+    line takes two (cut after that): the app makes room for them, so the keys stay on screen."""
     t = Text(no_wrap=True, overflow="ellipsis")
     if model.phase not in ("kicked", "gone"):  # there the board says it, once
         message = " ".join(model.status.split())
-        t.append(clip(message, width) if width else safe(message))
+        t.append("\n".join(wrap_cells(message, width, 2)) if width else safe(message))
     t.append("\n")
     if reconnecting:  # nothing but quitting works meanwhile: the keys would only be cut off
         t.append("connection lost: reconnecting...", style="bold red")

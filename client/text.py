@@ -103,3 +103,28 @@ def ordinal(n: int) -> str:
     if 10 <= n % 100 <= 20:
         return f"{n}th"
     return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th') }"
+
+
+def wrap_cells(text: str, width: int, lines: int) -> list[str]:
+    """``text`` made safe and broken between words into at most ``lines`` lines of ``width``
+    cells (a word longer than a line is cut); the last line ends in an ellipsis if more was left."""
+    from rich.cells import cell_len
+
+    out: list[str] = []
+    line = ""
+    words = safe(text).split(" ")
+    for i, word in enumerate(words):
+        candidate = f"{line} {word}" if line else word
+        if cell_len(candidate) <= width:
+            line = candidate
+            continue
+        if line:
+            out.append(line)
+        line = word
+        if len(out) == lines - 1:
+            rest = " ".join([line, *words[i + 1 :]])
+            out.append(clip(rest, width))
+            return out
+    if line or not out:
+        out.append(clip(line, width))
+    return out[:lines]

@@ -707,7 +707,7 @@ def test_auto_home_keeps_the_cards_the_deals_need() -> None:
     assert auto_home(new_game(GameConfig("spider", {"suits": 1}), 1)) is None
 
 
-def test_a_long_message_stays_on_its_line_and_the_keys_stay_on_screen() -> None:
+def test_a_long_message_takes_two_lines_and_the_keys_stay_on_screen() -> None:
     """A rule message longer than the screen (St. Helena's first-deal restriction) wrapped onto
     the keys' line and hid them."""
     model = RaceModel(name="Ann", you=1, phase="racing")
@@ -717,9 +717,15 @@ def test_a_long_message_stays_on_its_line_and_the_keys_stay_on_screen() -> None:
     )
     keys = "1-0-= pick  f/k/a home  r r redeal  u undo  xx resign  qq quit  ? help"
     lines = render.status_line(model, keys, False, 78).plain.split("\n")
-    assert len(lines) == 2 and lines[1] == keys
-    assert lines[0].startswith("Not allowed: QS") and lines[0].endswith("…")
-    assert cell_len(lines[0]) <= 78
+    # two lines for the message (the app gives it the room), the keys below
+    assert len(lines) == 3 and lines[2] == keys
+    assert lines[0].startswith("Not allowed: QS") and "takes 2S next." in lines[1]
+    assert all(cell_len(line) <= 78 for line in lines)
+    model.status = "word " * 60  # longer still: cut at the end of the second line
+    lines = render.status_line(model, keys, False, 40).plain.split("\n")
+    assert len(lines) == 3 and lines[1].endswith("…") and lines[2] == keys
+    model.status = "short"
+    assert render.status_line(model, keys, False, 78).plain == f"short\n{keys}"
 
 
 def test_the_lobby_marks_a_deal_that_can_be_found_from_its_cards() -> None:
