@@ -231,7 +231,10 @@ def room_code(text: str) -> str:
 
 
 def server_url(args: argparse.Namespace) -> str:
-    return args.server or os.environ.get(URL_ENV) or DEFAULT_URL
+    """The server's URL: ``--server``, else ``$PATIENCE_RACE_SERVER``, else the default; an
+    address written without its scheme (``127.0.0.1:8765``, ``race.example.org``) is ws://."""
+    url = (args.server or os.environ.get(URL_ENV) or DEFAULT_URL).strip()
+    return url if "://" in url else f"ws://{url}"
 
 
 def parse_time(text: str) -> int:

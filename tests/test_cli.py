@@ -345,3 +345,20 @@ def test_deal_names_its_numbering_once(capsys: pytest.CaptureFixture[str]) -> No
     assert code == 0
     title = out.splitlines()[0]
     assert title.count("xpat2") == 1 and title.endswith("#0"), title
+
+
+def test_a_server_address_without_its_scheme_is_ws(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--server 127.0.0.1:8941`` was "not a ws:// or wss:// address", with the advice to run
+    a server that was running."""
+    import argparse
+
+    from client.cli import server_url
+
+    monkeypatch.delenv("PATIENCE_RACE_SERVER", raising=False)
+    for given, url in (
+        ("127.0.0.1:8941", "ws://127.0.0.1:8941"),
+        ("race.example.org", "ws://race.example.org"),
+        ("wss://race.example.org", "wss://race.example.org"),
+        (None, "ws://127.0.0.1:8765"),
+    ):
+        assert server_url(argparse.Namespace(server=given)) == url
