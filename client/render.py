@@ -118,10 +118,14 @@ def header(
     restarts does not count that time."""
     racing = model.phase == "racing" and not model.holding
     t = _header(model, auto_home, now, True, reconnecting, "aisleriot ")
-    for room_code, second in ((False, "aisleriot "), (False, "")):
+    for room_code, second, home in (
+        (False, "aisleriot ", "auto-home"),
+        (False, "", "auto-home"),
+        (False, "", "home"),  # a long title (a certified deal): "home on" still fits
+    ):
         if not width or not racing or t.cell_len <= width:
             break
-        t = _header(model, auto_home, now, room_code, reconnecting, second)
+        t = _header(model, auto_home, now, room_code, reconnecting, second, home)
     return t
 
 
@@ -132,6 +136,7 @@ def _header(
     room_code: bool,
     reconnecting: bool,
     second: str,
+    home: str = "auto-home",
 ) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
     room = model.room
@@ -154,7 +159,7 @@ def _header(
             t.append(f" ({second}{state.score2()})", style="green")
         t.append(f"  {plural(state.moves, 'move')}  {plural(state.undos, 'undo')}")
         if state.config.game == SPIDER:
-            t.append(f"  auto-home {'on' if auto_home else 'off'}", style=DIM)
+            t.append(f"  {home} {'on' if auto_home else 'off'}", style=DIM)
     if model.role == "spectator":
         t.append("  watching", style="magenta")
     return t

@@ -799,3 +799,15 @@ def test_who_joined_to_play_the_next_race_goes_to_its_board_when_it_starts() -> 
     assert model.role == "player"
     model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64))
     assert not model.holding and model.phase == "countdown"
+
+
+def test_a_busy_racing_header_keeps_auto_home_on_or_off_at_80_columns() -> None:
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    model.state = new_game(GameConfig("spider", {"suits": 1}), 1)
+    model.state.moves, model.state.undos = 1234, 123
+    model.room = room([member(1, "Ann")], state="racing")
+    model.room.settings = model.room.settings.model_copy(update={"title": "Spider (4 suits, r1)"})
+    model.started = 0
+    text = render.header(model, True, 3599.0, 80).plain
+    assert len(text) <= 80 and text.endswith("  home on"), text  # not "auto-home o…"
+    assert render.header(model, True, 3599.0, 120).plain.endswith("auto-home on")
