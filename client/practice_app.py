@@ -94,18 +94,26 @@ class PracticeApp(RaceApp):
             main.update(self.grid.text())
 
     def header(self) -> Text:
-        """Counters first, then auto-home, then the game and its deal number: a narrow screen
-        cuts the deal number, not the hints (and at 80 columns the second score goes unnamed)."""
-        t = self._header("aisleriot ")
-        if t.cell_len > self.size.width:
-            t = self._header("")
+        """Counters, auto-home, then the game and its deal number; on a narrow screen the words
+        give way first (the second score's name, "auto-"), then the game and its number (to
+        replay it) go first, and a long deal number leaves the counters to be cut instead."""
+        t = self._header("aisleriot ", "auto-home", True)
+        for second, home, label in (
+            ("", "auto-home", True),
+            ("", "home", True),
+            ("", "home", False),
+        ):
+            if t.cell_len <= self.size.width:
+                break
+            t = self._header(second, home, label)
         return t
 
-    def _header(self, second: str) -> Text:
+    def _header(self, second: str, home: str, label: bool) -> Text:
         p = self.practice
         s = p.state
         t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(" Practice ", style="bold")
+        title = f"{p.config.title} #{p.number}"
+        t.append(" Practice " if label else f" {title} ", style="bold")
         minutes, seconds = divmod(int(p.elapsed()), 60)
         t.append(f" {minutes}:{seconds:02d}", style="yellow")
         t.append(f"  score {s.score()}", style="bold green")
@@ -114,8 +122,9 @@ class PracticeApp(RaceApp):
         t.append(f"  {plural(s.moves, 'move')}  {plural(s.undos, 'undo')}")
         t.append(f"  {plural(p.game.hints, 'hint')}", style="magenta")
         if s.config.game == SPIDER:
-            t.append(f"  auto-home {'on' if self.auto_home else 'off'}", style=render.DIM)
-        t.append(f"  {p.config.title} #{p.number}", style="bold")
+            t.append(f"  {home} {'on' if self.auto_home else 'off'}", style=render.DIM)
+        if label:
+            t.append(f"  {title}", style="bold")
         return t
 
     def footer(self) -> str:

@@ -228,3 +228,22 @@ async def test_practice_screen_hint_undo_resign_and_record(
         await wait_until(pilot, lambda: "Stock 50" in board_text(app))
         assert app.practice.game.hints == 0 and app.practice.number != 1
         await pilot.press("q", "q")
+
+
+async def test_the_practice_header_keeps_the_game_and_its_deal_number_at_80_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 80 columns the header cut the game's title ("Spider (2"): the number to replay the
+    deal was lost; the words around it give way first."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    number = 98765432109876543
+    app = PracticeApp(GameConfig("spider", {"suits": 2}), number)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: "Stock 50" in board_text(app))
+        header = app.header().plain
+        assert header.startswith(f" Spider (2 suits) #{number}  0:0"), header
+    short = PracticeApp(SPIDER1, 1)
+    async with short.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: "Stock 50" in board_text(short))
+        header = short.header().plain  # room enough: everything, in the usual order
+        assert header.startswith(" Practice ") and header.endswith("Spider (1 suit) #1"), header
