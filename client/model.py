@@ -429,6 +429,8 @@ def room_changes(
         elif stopped:
             who = "you" if stopped[0].id == you else safe(stopped[0].name)
             out.append(f"The countdown stopped: {who} pressed not ready")
+    if old.state == "results" and new.state == "lobby":
+        out.append("Back in the lobby for the next race")
     if (
         new.state == "lobby"
         and old.state in ("lobby", "countdown")
@@ -436,7 +438,11 @@ def room_changes(
     ):
         host = next((m for m in new.members if m.host), None)
         who = "You" if host is not None and host.id == you else "The host"
-        out.append(f"{who} changed the settings: {settings_change(old.settings, new.settings)}")
+        said = f"{who} changed the settings: {settings_change(old.settings, new.settings)}"
+        mine_before, mine = before.get(you or -1), after.get(you or -1)
+        if mine_before is not None and mine is not None and mine_before.ready and not mine.ready:
+            said += " (not ready any more: r when you are)"
+        out.append(said)
     return out
 
 

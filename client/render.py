@@ -738,6 +738,8 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
         }[p.status]
         if not p.connected and p.status == "playing":
             status = "away"
+        elif p.connected and p.status == "left":
+            status = "idle"  # still here, out of the race for making no move
         name_w = width - 7 - (len(status) + 1 if status else 0)
         line = Text()
         tag = " (bot)" if p.id in bots else ""
@@ -793,6 +795,7 @@ def results(model: RaceModel, width: int = 78, join_hint: str | None = None) -> 
     head += f" {'time':>6} {'moves':>5} {'undos':>5}\n"
     t.append(head, style="bold " + DIM)
     bots = {m.id for m in model.room.members if m.bot} if model.room else set()
+    idle = {p.id for p in model.progress if p.status == "left" and p.connected}
     for s in standings:
         me = s.id == model.you
         style = "bold yellow" if me else ""
@@ -800,6 +803,8 @@ def results(model: RaceModel, width: int = 78, join_hint: str | None = None) -> 
         tag = " (bot)" if s.id in bots else ""
         t.append(fit(clip(s.name, name_w - len(tag)) + tag, name_w), style=style)
         word = RESULT_WORDS.get(s.status, s.status)
+        if s.status == "left" and s.id in idle:
+            word = "idle"  # out of the race for making no move, not gone
         if s.status in ("playing", "waiting"):
             word = "time up"  # the race is over: still playing when the time ran out
         row = f" {word:<12} {s.score:>6}"

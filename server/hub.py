@@ -544,7 +544,23 @@ class Hub:
         if room.state == "results":
             self._rematch_if_agreed(room, now, out)
         elif room.state == "lobby":
+            if self._seat_waiting(room):
+                self._room_update(room, out)
             self._countdown_if_all_ready(room, now, out)
+
+    def _seat_waiting(self, room: Room) -> bool:
+        """In the lobby: spectators who came to play (joined, not watching) take the seats free
+        now (one left, or the host added seats); whether anyone was seated."""
+        players = len(room.players())
+        seated = False
+        for m in room.spectators():
+            if m.wants_seat and players < room.settings.seats:
+                m.role = "player"
+                m.wants_seat = False
+                m.ready = False
+                players += 1
+                seated = True
+        return seated
 
     def _close_if_only_bots(self, room: Room, now: float, out: Outbox) -> None:
         """A room left with only bots, out of a race, closes: nobody is there to race them."""
@@ -578,6 +594,7 @@ class Hub:
         room.settings = cmd.settings
         for m in room.members.values():
             m.ready = False
+        self._seat_waiting(room)  # more seats: those who came to play take them
         self._event("settings_changed", room, member, game=room.config.title)
         out.reply(conn.id, Ack(seq=cmd.seq))
         self._room_update(room, out)
@@ -1054,7 +1071,7 @@ class Hub:
             None,
             race=race.race_id,
             reason=reason,
-            winner=standings[0].name if standings else None,
+            winner=standings[0].name if standings and standings[0].status == "won" else None,
         )
         self._send_progress(room, now, out)
         self._broadcast(room, over, out)

@@ -219,8 +219,8 @@ class Race:
         idle: list[int] = []
         due_ms = None
         for seat in self.seats.values():
-            if seat.status != "playing":
-                continue
+            if seat.status != "playing" or not seat.connected:
+                continue  # a seat away is the grace period's (its clock goes on when back)
             at = (seat.times_ms[-1] if seat.times_ms else 0) + limit_ms
             if elapsed >= at:
                 idle.append(seat.id)

@@ -811,3 +811,23 @@ def test_a_busy_racing_header_keeps_auto_home_on_or_off_at_80_columns() -> None:
     text = render.header(model, True, 3599.0, 80).plain
     assert len(text) <= 80 and text.endswith("  home on"), text  # not "auto-home o…"
     assert render.header(model, True, 3599.0, 120).plain.endswith("auto-home on")
+
+
+def test_back_in_the_lobby_and_settings_that_unready_you_are_said() -> None:
+    results = room([member(1, "Ann"), member(2, "Bob", rematch=True)], state="results")
+    lobby = room([member(1, "Ann"), member(2, "Bob", ready=True)])
+    assert "Back in the lobby for the next race" in room_changes(results, lobby, 2)
+    changed = room([member(1, "Ann"), member(2, "Bob")])
+    changed.settings = changed.settings.model_copy(update={"seats": 3})
+    said = room_changes(lobby, changed, 2)
+    assert said == ["The host changed the settings: 3 seats (not ready any more: r when you are)"]
+
+
+def test_a_racer_out_for_idling_shows_as_idle_in_the_panel_and_the_results() -> None:
+    model = results_model()
+    model.progress = [progress(1, "Ann", "left"), progress(2, "Bob", "left", connected=False)]
+    model.last.standings = [standing(1, 1, "Ann", "left"), standing(2, 2, "Bob", "left")]  # type: ignore[union-attr]
+    text = render.results(model).plain
+    assert "Ann" in text and " idle " in text and " left " in text
+    panel = render.opponents(model, 29).plain
+    assert "idle" in panel and "left" in panel

@@ -658,3 +658,33 @@ def test_the_hosts_start_on_the_results_goes_to_the_lobby_without_starting() -> 
     assert isinstance(h.cmd(bob, Ready(seq=0)), Ack)
     assert isinstance(h.cmd(ann, Start(seq=0)), Ack)
     assert room.state == "countdown" and room.config.game == "louis"
+
+
+def test_who_came_to_play_takes_a_seat_freed_in_the_lobby() -> None:
+    """Joined a full race to play: when the host adds seats in the lobby (or someone leaves),
+    they take one (they stayed watching, with a free seat in front of them)."""
+    h = Harness()
+    code, (ann, bob), _ = h.race(Settings(seats=2), "Ann", "Bob")
+    cy = h.connect()
+    joined = h.cmd(cy, JoinRoom(seq=0, code=code, name="Cy"))
+    assert isinstance(joined, Joined) and joined.role == "spectator"
+    for c in (ann, bob):
+        h.move(c, kind="resign")
+    assert isinstance(h.cmd(ann, Start(seq=0)), Ack)  # the lobby: still two seats, both taken
+    room = h.hub.rooms[code]
+    assert room.state == "lobby" and room.members[3].role == "spectator"
+    assert isinstance(h.cmd(ann, UpdateSettings(seq=0, settings=Settings(seats=3))), Ack)
+    assert room.members[3].role == "player" and not room.members[3].ready
+
+
+def test_a_racer_away_is_left_to_the_grace_period_not_timed_out_for_idling() -> None:
+    h = Harness(race_idle_s=45, grace_s=60)
+    code, (ann, bob), _ = h.race(Settings(), "Ann", "Bob")
+    h.take(h.hub.disconnect(bob, h.now))
+    h.tick(40)
+    assert isinstance(h.move(ann, kind="deal"), Moved)  # Ann plays on
+    h.tick(10)  # Bob: 50 s away without a move, past the idle limit
+    seat = h.hub.rooms[code].race.seats[2]
+    assert seat.status == "playing"  # away: the grace period decides, not the idle limit
+    h.tick(11)
+    assert seat.status == "disconnected"
