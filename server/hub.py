@@ -548,18 +548,18 @@ class Hub:
                 self._room_update(room, out)
             self._countdown_if_all_ready(room, now, out)
 
-    def _seat_waiting(self, room: Room) -> bool:
-        """In the lobby: spectators who came to play (joined, not watching) take the seats free
-        now (one left, or the host added seats); whether anyone was seated."""
+    def _seat_waiting(self, room: Room) -> list[MemberState]:
+        """Spectators who came to play (joined, not watching) take the seats free now, not
+        ready (back in the lobby after a race, someone gone, or seats added); those seated."""
         players = len(room.players())
-        seated = False
+        seated: list[MemberState] = []
         for m in room.spectators():
             if m.wants_seat and players < room.settings.seats:
                 m.role = "player"
                 m.wants_seat = False
                 m.ready = False
                 players += 1
-                seated = True
+                seated.append(m)
         return seated
 
     def _close_if_only_bots(self, room: Room, now: float, out: Outbox) -> None:
@@ -814,20 +814,12 @@ class Hub:
         room.countdown_end = None
         if room.settings.deal_number is not None:
             room.settings = room.settings.model_copy(update={"deal_number": None})
-        seats = room.settings.seats
-        players = room.players()
-        seated: list[MemberState] = []
-        for m in room.spectators():
-            if m.wants_seat and len(players) < seats:
-                m.role = "player"
-                m.wants_seat = False
-                players.append(m)
-                seated.append(m)
         for m in room.members.values():
             m.ready = m.role == "player" and m.rematch
             m.rematch = False
-        for m in seated:  # they came to play the next race: ready, if they are still here
+        for m in self._seat_waiting(room):  # they came to play this race: ready, if still here
             m.ready = m.conn is not None
+        players = room.players()
         if room.host is None or room.members[room.host].role != "player":
             room.host = players[0].id if players else room.host
         self._event("rematch", room, by)
