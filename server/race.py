@@ -198,6 +198,8 @@ class Race:
     def set_connected(self, seat_id: int, connected: bool) -> None:
         if seat_id in self.seats:
             self.seats[seat_id].connected = connected
+            if connected:
+                self.idle_due = 0.0  # back: its idle time counts again, look at once
 
     def drop(self, seat_id: int, status: PlayerStatus, now: float) -> None:
         """A player who left or stayed away past the grace period: their score stands."""

@@ -688,3 +688,20 @@ def test_a_racer_away_is_left_to_the_grace_period_not_timed_out_for_idling() -> 
     assert seat.status == "playing"  # away: the grace period decides, not the idle limit
     h.tick(11)
     assert seat.status == "disconnected"
+
+
+def test_a_racer_back_from_a_drop_who_never_moves_is_still_timed_out() -> None:
+    """Away, the idle limit passes them by; back, it counts again (it was not looked at again
+    once nobody connected was left playing: the race waited for ever)."""
+    h = Harness(race_idle_s=45, grace_s=60)
+    code, (ann, bob), joined = h.race(Settings(), "Ann", "Bob")
+    h.take(h.hub.disconnect(bob, h.now))
+    h.move(ann, kind="resign")
+    h.tick(50)
+    bob2 = h.connect()
+    back = h.cmd(bob2, Resume(seq=0, code=code, token=joined[1].token))
+    assert isinstance(back, Snapshot)
+    seat = h.hub.rooms[code].race.seats[2]
+    h.tick(0.1)
+    assert seat.status == "left"  # 50 s without a move, here again: out
+    assert h.got(ann, RaceOver)
