@@ -20,7 +20,7 @@ from textual.containers import Horizontal
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from protocol.config import OPTIONS, SPIDER, GameConfig
+from protocol.config import OPTIONS, SPIDER, TITLES, GameConfig
 from protocol.messages import MAX_NAME, Settings
 from protocol.moves import Kind, Move
 
@@ -102,6 +102,8 @@ class RaceApp(App[None]):
         self.server = None
         self.bots: list[asyncio.Task[None]] = []
         self.auto_home = True
+        self.kept_options: dict[str, tuple[dict[str, object], str]] = {}
+        """The host's options and numbering of each game left with ``g``: back to it, they are."""
         self.quit_armed = False
         self.lost_at: float | None = None
         """When the connection was lost (``time.monotonic``), while it is."""
@@ -501,14 +503,24 @@ class RaceApp(App[None]):
         games = list(OPTIONS)
         if key == "g":
             game = games[(games.index(s.game) + 1) % len(games)]
-            return current.model_copy(update={"game": game, "options": {}, "numbering": "pysolfc"})
-        if key == "o":
-            known = OPTIONS[s.game]
-            first = next(iter(known))
-            values = list(known[first])
-            value = values[(values.index(s.options.get(first, values[0])) + 1) % len(values)]
+            self.kept_options[s.game] = (dict(s.options), s.numbering)
+            options, numbering = self.kept_options.get(game, ({}, "pysolfc"))
+            return current.model_copy(
+                update={"game": game, "options": dict(options), "numbering": numbering}
+            )
+        if key in ("o", "v"):
+            # o: the game's first option (Spider's suits, the build); v: its second (Spider's
+            # relaxed deals, St. Helena's spaces)
+            known = list(OPTIONS[s.game].items())
+            which = 0 if key == "o" else 1
+            if which >= len(known):
+                self.model.status = f"{TITLES[s.game]} has one option: o changes it."
+                return None
+            name, allowed = known[which]
+            values = list(allowed)
+            value = values[(values.index(s.options.get(name, values[0])) + 1) % len(values)]
             options = dict(s.options)
-            options[first] = value
+            options[name] = value
             GameConfig(s.game, options)
             return current.model_copy(update={"options": options})
         if key == "m":

@@ -285,7 +285,9 @@ def lobby(model: RaceModel, now: float | None = None, join_hint: str | None = No
         t.append("r: ready / not ready", style="bold")
         if model.is_host():
             t.append("   s: start now\n")
-            t.append("g game  o options  m mode  t time  u undo  +/- seats  p private  w winnable")
+            t.append(
+                "g game  o/v options  m mode  t time  u undo  +/- seats  p private  w winnable"
+            )
         t.append("\n")
     else:
         t.append("You are watching: the race starts when the players are ready.\n")
@@ -925,7 +927,7 @@ Race: pick a pile with its key, then the target pile
 St. Helena, Louis: kings above the aces in the middle; every pile's top
 card lies next to them (a small screen: one row a pile, top card on the
 right). A redeal gathers piles 12..1, deals from pile 1.
-Lobby: r ready / not ready;  the host: s start now, g game, o options,
+Lobby: r ready / not ready;  the host: s start now, g game, o/v options,
   m mode, t time, u undo, +/- seats, p private, w winnable.   q leave
 Results: n rematch (watching: n follows the room), the host: s to the
   lobby at once;  q leave

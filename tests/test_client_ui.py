@@ -294,3 +294,37 @@ async def test_the_screen_is_used_at_every_size() -> None:
             assert max(len(line) for line in big_lines) > 80
             assert len(big_lines) > len(small_lines) + 4
             await bob.close()
+
+
+async def test_the_host_sets_every_option_and_a_game_keeps_its_own() -> None:
+    """o and v change the game's two options in the lobby; a game left with g has them back when
+    it comes round again; Louis, with one option, says so."""
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+
+            def settings() -> tuple[str, dict, str]:
+                s = app.model.room.settings  # type: ignore[union-attr]
+                return s.game, dict(s.options), s.numbering
+
+            assert "o/v options" in text_of(app, "#board")
+            await pilot.press("v")
+            await wait_until(pilot, lambda: settings()[1].get("relaxed") == 1)
+            assert settings()[1]["suits"] == 1
+            await wait_until(pilot, lambda: "relaxed 1" in text_of(app, "#board"))
+            await pilot.press("g")
+            await wait_until(pilot, lambda: settings()[0] == "st-helena")
+            await pilot.press("v")
+            await wait_until(pilot, lambda: settings()[1].get("spaces") == "any")
+            await pilot.press("g")
+            await wait_until(pilot, lambda: settings()[0] == "louis")
+            await pilot.press("v")
+            await wait_until(pilot, lambda: "Louis has one option" in status_of(app))
+            assert settings()[0] == "louis"
+            await pilot.press("g")
+            await wait_until(pilot, lambda: settings()[0] == "spider")
+            assert settings()[1] == {"suits": 1, "relaxed": 1}
+            await pilot.press("g")
+            await wait_until(pilot, lambda: settings()[0] == "st-helena")
+            assert settings()[1] == {"build": "suit", "spaces": "any"}
