@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import random
 import time
 from collections.abc import Callable
 
@@ -48,6 +49,11 @@ FINAL_CLOSES = {4403, 4409, 4426}
 
 CLOSE_RESTART = 1012
 RESTARTING = "Server restarting: reconnecting..."
+RESTART_RETRY_S = 1.0
+"""How often a client tries again while its server restarts (any other loss: 0.5 s doubling
+to 10 s)."""
+RESTART_QUICK_S = 120.0
+"""For how long: a server not back by then is retried as any other loss."""
 RELEASED = "You were away too long: your seat in this race was released; you are watching."
 
 
@@ -262,10 +268,16 @@ class Session:
                     self.on_change()
                     return
                 restarting = self.restarting or exc.code == CLOSE_RESTART
+                lost = time.monotonic()
                 self.model.status = RESTARTING if restarting else "Connection lost: reconnecting..."
                 self.on_change()
                 while not self.stopped:
-                    await asyncio.sleep(backoff)
+                    # a server that said it is restarting is back in seconds and the race's
+                    # clock goes on as soon as it is: tried every second, not after up to 10 s;
+                    # spread a little so that a room's clients do not all knock at once
+                    quick = restarting and time.monotonic() - lost < RESTART_QUICK_S
+                    wait = min(backoff, RESTART_RETRY_S) if quick else backoff
+                    await asyncio.sleep(wait * random.uniform(0.8, 1.2))
                     backoff = min(backoff * 2, 10.0)
                     if await self._reconnect():
                         backoff = 0.5
