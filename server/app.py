@@ -34,9 +34,10 @@ from protocol.codec import DecodeError, decode_command
 from protocol.messages import ProgressUpdate
 
 from .cluster import Cluster, ClusterConfig, http_url
-from .hub import CLOSE_FULL, Hub, Outbox
+from .hub import Hub
 from .limits import Limits, budget_key
 from .metrics import GcPauses, Histogram, gc_lines
+from .outbox import CLOSE_FULL, Outbox
 from .pool import DealPool
 from .store import Store
 

@@ -4,6 +4,11 @@ The :class:`Hub` takes commands from connections (``handle``), connection ends (
 and the passing of time (``tick``), and answers each with an :class:`Outbox`: the events to send
 to which connection, and the connections to close.  It never touches a socket or a clock: the
 websockets layer (``server.app``) does, and tests drive the hub directly.
+
+This module keeps the connections, the rooms and their members (hello, create, join, resume,
+leave, kick, settings, the grace period, restarts); what a room does with its race, from ready
+to rematch, is :class:`server.lifecycle.RaceLifecycle`, which the hub mixes in; the outbox, the
+connection record and the close codes are in ``server.outbox``.
 """
 
 from __future__ import annotations
@@ -14,16 +19,13 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from protocol.codec import encode
 from protocol.config import ConfigError, GameConfig
 from protocol.messages import (
     PROTOCOL_VERSION,
     Ack,
     Command,
-    Countdown,
     CreateRoom,
     Error,
     Event,
@@ -36,13 +38,9 @@ from protocol.messages import (
     Leave,
     ListRooms,
     MoveCmd,
-    Moved,
     Notice,
-    PlayerRecord,
-    ProgressUpdate,
     RaceOver,
     RaceRecord,
-    RaceStart,
     Ready,
     Redirect,
     Rematch,
@@ -58,16 +56,27 @@ from protocol.messages import (
 from protocol.names import BadName, clashes, normalize
 
 from .durable import LiveRooms, Unrevivable, revive_race_only, revive_room
+from .lifecycle import RaceLifecycle
 from .limits import Limits, TokenBucket
+from .outbox import (
+    CLOSE_BAD_INPUT,
+    CLOSE_FLOOD,
+    CLOSE_IDLE,
+    CLOSE_REPLACED,
+    CLOSE_RESTART,
+    CLOSE_VERSION,
+    CommandError,
+    Conn,
+    Outbox,
+    Redirected,
+)
 from .pool import DealPool
-from .race import Race, RaceError
 from .rooms import (
     CODE_ALPHABET,
     CODE_LENGTH,
     MAX_SPECTATORS,
     MemberState,
     Room,
-    SeqCache,
     display_code,
     normalize_code,
 )
@@ -78,91 +87,6 @@ __all__ = ["Hub", "MemberState", "Room", "check_name", "display_code", "normaliz
 log = logging.getLogger("patience_race.server")
 
 
-# Close codes (docs/protocol.md)
-CLOSE_BAD_INPUT = 4400
-CLOSE_VERSION = 4426
-CLOSE_FLOOD = 4429
-CLOSE_IDLE = 4408
-CLOSE_REPLACED = 4409
-CLOSE_KICKED = 4403  # not used to close: a kicked member stays connected, out of the room
-CLOSE_RESTART = 1012
-CLOSE_FULL = 1013
-
-
-class CommandError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-class Redirected(Exception):
-    """The room (or finished race) ``code`` is held by another node of the cluster, at ``url``."""
-
-    def __init__(self, code: str, node: str, url: str) -> None:
-        super().__init__(f"{code} is on node {node}")
-        self.code = code
-        self.node = node
-        self.url = url
-
-
-@dataclass
-class Close:
-    conn: int
-    code: int
-    reason: str
-
-
-@dataclass
-class Outbox:
-    """What the hub wants done: ``sends`` in order, then ``closes``.
-
-    A send is an event, or a frame already encoded (an answer sent again for a repeated sequence
-    number).  :meth:`frame` encodes each event once, however many connections it goes to and
-    whether or not it is also kept in a :class:`SeqCache`."""
-
-    sends: list[tuple[int, Event | bytes]] = field(default_factory=list)
-    closes: list[Close] = field(default_factory=list)
-    replies: list[Event] = field(default_factory=list)
-    """The direct answers to the command handled, kept to answer a repeated sequence number."""
-    _frames: dict[int, bytes] = field(default_factory=dict, repr=False)
-
-    def reply(self, conn: int, event: Event) -> None:
-        self.sends.append((conn, event))
-        self.replies.append(event)
-
-    def send(self, conn: int, event: Event | bytes) -> None:
-        self.sends.append((conn, event))
-
-    def close(self, conn: int, code: int, reason: str) -> None:
-        self.closes.append(Close(conn, code, reason))
-
-    def frame(self, event: Event | bytes) -> bytes:
-        """``event`` as it goes on the wire (encoded once per outbox)."""
-        if isinstance(event, bytes):
-            return event
-        key = id(event)  # the event is alive in this outbox, so its id is not reused
-        data = self._frames.get(key)
-        if data is None:
-            data = self._frames[key] = encode(event)
-        return data
-
-
-@dataclass
-class Conn:
-    id: int
-    opened_at: float
-    bucket: TokenBucket
-    peer: str = ""
-    hello: bool = False
-    room: Room | None = None
-    member: MemberState | None = None
-    seqs: SeqCache = field(default_factory=SeqCache)
-    bad: int = 0
-    limited: int = 0
-    last_seen: float = 0.0
-
-
 def check_name(name: str) -> str:
     """``name`` normalized (``protocol.names``), or ``bad_name`` saying what is wrong with it."""
     try:
@@ -171,7 +95,7 @@ def check_name(name: str) -> str:
         raise CommandError("bad_name", str(exc)) from None
 
 
-class Hub:
+class Hub(RaceLifecycle):
     """Every room and connection of one server process."""
 
     def __init__(
@@ -621,210 +545,6 @@ class Hub:
                 tconn.room = tconn.member = None
         self._remove_member(room, target, "kicked", now, out)
 
-    def _ready(self, conn: Conn, cmd: Ready, now: float, out: Outbox) -> None:
-        room, member = self._membership(conn)
-        if member.role != "player":
-            raise CommandError("not_a_player", "spectators have no seat to get ready in")
-        if room.state == "countdown" and not cmd.ready:
-            # not ready after all: the countdown stops and the room is back in its lobby (no
-            # card was sent yet; the deal committed to is dropped, never revealed)
-            out.reply(conn.id, Ack(seq=cmd.seq))
-            self._stop_countdown(room, member, out)
-            return
-        if room.state != "lobby":
-            raise CommandError("wrong_state", "ready is for the lobby, before the start")
-        member.ready = cmd.ready
-        out.reply(conn.id, Ack(seq=cmd.seq))
-        self._countdown_if_all_ready(room, now, out)
-
-    def _stop_countdown(self, room: Room, by: MemberState, out: Outbox) -> None:
-        room.state = "lobby"
-        room.race = None
-        room.countdown_end = None
-        by.ready = False
-        self.awaiting_deal.discard(room.code)
-        self._event("countdown_stopped", room, by)
-        self._room_update(room, out)
-
-    def _countdown_if_all_ready(
-        self, room: Room, now: float, out: Outbox, alone_ok: bool = False
-    ) -> None:
-        """Two players or more ready (one with ``alone_ok``: a rematch everyone asked for), and
-        none connected who is not: the countdown starts; else everyone sees who is ready.  A
-        player away and not ready does not hold the others back: they race without them."""
-        players = room.players()
-        ready = [p for p in players if p.ready]
-        waiting = [p for p in players if not p.ready and p.conn is not None]
-        if len(ready) >= (1 if alone_ok else 2) and not waiting:
-            why = self._start_countdown(room, now, out)
-            if why is not None:
-                # everyone is ready: the countdown starts as soon as a certified deal is (tick)
-                self.awaiting_deal.add(room.code)
-                self._room_update(room, out)
-                self._broadcast(room, Error(seq=None, code="not_ready", message=why), out)
-        else:
-            self._room_update(room, out)
-
-    def _start(self, conn: Conn, cmd: Start, now: float, out: Outbox) -> None:
-        room, member = self._host_only(conn)
-        if room.state == "results":
-            # the host takes the room back to the lobby at once, where everyone who asked for
-            # the rematch is ready; the host is not (to change the settings first, say): their
-            # start or ready there starts the next race
-            out.reply(conn.id, Ack(seq=cmd.seq))
-            member.rematch = False
-            self._back_to_lobby(room, member, now, out)
-            return
-        if room.state != "lobby":
-            raise CommandError("wrong_state", "the race has already started")
-        if self.draining:
-            raise CommandError("shutting_down", "the server is restarting: no new races")
-        was_ready, member.ready = member.ready, True
-        waiting = [p.name for p in room.players() if not p.ready and p.conn is not None]
-        if waiting:
-            # "start" is the host's ready too: the race starts as soon as the others are
-            if not was_ready:
-                self._room_update(room, out)
-            raise CommandError(
-                "not_ready",
-                f"you are ready: waiting for {', '.join(waiting)} to be ready "
-                "(the race starts when they are)",
-            )
-        if room.settings.winnable and self.pool is not None and not self.pool.count(room.config):
-            raise CommandError("not_ready", self._no_certified_deal(room))
-        out.reply(conn.id, Ack(seq=cmd.seq))
-        self._start_countdown(room, now, out)
-
-    def _no_certified_deal(self, room: Room) -> str:
-        return (
-            f"no certified winnable deal of {room.config.title} is ready yet: the server's "
-            "solver is still working; try again in a few seconds"
-        )
-
-    def _start_countdown(self, room: Room, now: float, out: Outbox) -> str | None:
-        """The countdown starts; or why it cannot (no certified deal ready yet)."""
-        settings = room.settings
-        number, solution = settings.deal_number, None
-        if settings.winnable and self.pool is not None:
-            got = self.pool.take(room.config)
-            if got is None:
-                self.count("certified_deal_not_ready")
-                return self._no_certified_deal(room)
-            number, solution = got
-        race_id = secrets.token_hex(6)
-        room.race = Race(
-            race_id,
-            room.config,
-            # a player away and not ready sits this race out (the seat stays, for the next)
-            [(p.id, p.name) for p in room.players() if p.ready or p.conn is not None],
-            mode=settings.mode,
-            time_limit_s=settings.time_limit,
-            undo=settings.undo,
-            number=number,
-            solution=solution,
-        )
-        room.state = "countdown"
-        room.countdown_end = now + self.limits.countdown_ms / 1000
-        room.last_over = None
-        self._event("countdown", room, None, race=race_id, players=len(room.players()))
-        self._room_update(room, out)
-        self._broadcast(
-            room,
-            Countdown(
-                race_id=race_id, ms=self.limits.countdown_ms, commitment=room.race.commitment
-            ),
-            out,
-        )
-        return None
-
-    def _move(self, conn: Conn, cmd: MoveCmd, now: float, out: Outbox) -> None:
-        room, member = self._membership(conn)
-        race = room.race
-        if race is None or room.state not in ("countdown", "racing"):
-            self.count("moves_race_not_running")
-            raise CommandError("race_not_running", "there is no race running in this room")
-        if member.role != "player" or member.id not in race.seats:
-            self.count("moves_not_a_player")
-            raise CommandError("not_a_player", "you are watching this race, not playing in it")
-        try:
-            result = race.move(member.id, cmd.move, now)
-        except RaceError as exc:
-            self.count(f"moves_{exc.code}")
-            raise CommandError(exc.code, exc.message) from None
-        self.count("moves_ok")
-        if self.store is not None:
-            self.store.add_move(race.race_id, member.id, result.index, result.notation, result.t_ms)
-        seat = race.seats[member.id]
-        state = seat.state
-        out.reply(
-            conn.id,
-            Moved(
-                seq=cmd.seq,
-                move=result.move,
-                undone=result.undone,
-                shown=result.shown,
-                score=seat.score,
-                score2=seat.score2,
-                won=state.won,
-                stuck=seat.status == "stuck",
-                can_undo=state.can_undo and race.undo != "off",
-            ),
-        )
-        room.progress_dirty = True
-        if seat.status != "playing":
-            self._event(seat.status, room, member, score=seat.score, ms=seat.finish_ms)
-        self._check_end(room, now, out)
-
-    def _rematch(self, conn: Conn, cmd: Rematch, now: float, out: Outbox) -> None:
-        """A player asks for a rematch: everyone sees who asked; the room goes back to the
-        lobby once every connected player has asked (or the host starts it)."""
-        room, member = self._membership(conn)
-        if member.role != "player":
-            raise CommandError(
-                "not_a_player", "spectators watch: only the players can ask for a rematch"
-            )
-        if room.state == "lobby":
-            out.reply(conn.id, Ack(seq=cmd.seq))  # the room is back already: asking is ready
-            member.ready = True
-            self._countdown_if_all_ready(room, now, out)
-            return
-        if room.state != "results":
-            raise CommandError("wrong_state", "a rematch comes after the results")
-        out.reply(conn.id, Ack(seq=cmd.seq))
-        if not member.rematch:
-            member.rematch = True
-            self._event("rematch_asked", room, member)
-        if not self._rematch_if_agreed(room, now, out):
-            self._room_update(room, out)
-
-    def _rematch_if_agreed(self, room: Room, now: float, out: Outbox) -> bool:
-        """Back to the lobby if every connected player has asked for the rematch (and one has)."""
-        players = [p for p in room.players() if p.conn is not None]
-        asked = [p for p in players if p.rematch]
-        if not asked or len(asked) < len(players):
-            return False
-        self._back_to_lobby(room, asked[0], now, out)
-        return True
-
-    def _back_to_lobby(self, room: Room, by: MemberState, now: float, out: Outbox) -> None:
-        """After the results: the same settings and a new deal. Players who asked for the
-        rematch are ready; spectators who came to play take the free seats."""
-        room.state = "lobby"
-        room.race = None
-        room.countdown_end = None
-        if room.settings.deal_number is not None:
-            room.settings = room.settings.model_copy(update={"deal_number": None})
-        for m in room.members.values():
-            m.ready = m.role == "player" and m.rematch
-            m.rematch = False
-        for m in self._seat_waiting(room):  # they came to play this race: ready, if still here
-            m.ready = m.conn is not None
-        players = room.players()
-        if room.host is None or room.members[room.host].role != "player":
-            room.host = players[0].id if players else room.host
-        self._event("rematch", room, by)
-        self._countdown_if_all_ready(room, now, out, alone_ok=True)
-
     def _get_race(self, conn: Conn, cmd: GetRace, now: float, out: Outbox) -> None:
         """A finished race's record, from the encoded-record cache, within the address's byte
         budget (server/records.py); one held by another node of a cluster is redirected there."""
@@ -863,10 +583,10 @@ class Hub:
         Leave: _leave,
         UpdateSettings: _update_settings,
         Kick: _kick,
-        Ready: _ready,
-        Start: _start,
-        MoveCmd: _move,
-        Rematch: _rematch,
+        Ready: RaceLifecycle._ready,
+        Start: RaceLifecycle._start,
+        MoveCmd: RaceLifecycle._move,
+        Rematch: RaceLifecycle._rematch,
         GetRace: _get_race,
     }
 
@@ -960,34 +680,6 @@ class Hub:
             self._check_end(room, now, out)
         return True
 
-    def _idle(self, room: Room, race: Race, now: float, out: Outbox) -> None:
-        """Players who made no move for ``race_idle_s`` are out of the race, as if they had left
-        (their score stands), and told why: a seat nobody plays would hold the race, its results
-        and the next race back for ever."""
-        limit = self.limits.race_idle_s
-        idle = race.idle_seats(now, limit)
-        if not idle:
-            return
-        n, unit = (round(limit / 60), "minute") if limit >= 60 else (round(limit), "second")
-        minutes = f"{n} {unit}{'' if n == 1 else 's'}"
-        for sid in idle:
-            race.drop(sid, "left", now)
-            member = room.members.get(sid)
-            self._event("idle", room, member)
-            if member is not None and member.conn is not None:
-                out.send(
-                    member.conn,
-                    Error(
-                        seq=None,
-                        code="player_done",
-                        message=f"no move for {minutes}: you are out of this race "
-                        "(your score stands)",
-                    ),
-                )
-        room.progress_dirty = True
-        self._save(room)
-        self._check_end(room, now, out)
-
     def _sweep(self, now: float, out: Outbox) -> None:
         """Close connections that never said hello or stayed idle outside a race; note when the
         next one can be due (a connection's timeouts only move later as it sends)."""
@@ -1008,91 +700,6 @@ class Hub:
                 at = now + 1.0  # racing: look again later, the race will end
             due = min(due, at)
         self._next_sweep = due
-
-    def _start_race(self, room: Room, now: float, out: Outbox) -> None:
-        race = room.race
-        assert race is not None
-        race.start(now)
-        room.state = "racing"
-        room.countdown_end = None
-        for seat in race.seats.values():
-            member = room.members.get(seat.id)
-            race.set_connected(seat.id, member is not None and member.conn is not None)
-        race.wall_started = self.wall()
-        if self.store is not None:
-            code = "" if room.settings.private else room.code  # a private code is never kept
-            self.store.start_race(race, code, room.public_settings(), race.wall_started)
-        self.count("races_started")
-        self._event("race_started", room, None, race=race.race_id)
-        self._room_update(room, out)
-        limit = race.time_limit_s * 1000 or None
-        for m in room.connected():
-            board = race.seats[m.id].state.view() if m.id in race.seats else None
-            assert m.conn is not None
-            out.send(
-                m.conn,
-                RaceStart(
-                    race_id=race.race_id,
-                    commitment=race.commitment,
-                    time_limit_ms=limit,
-                    board=board,
-                ),
-            )
-        self._send_progress(room, now, out)
-
-    def _check_end(self, room: Room, now: float, out: Outbox) -> None:
-        race = room.race
-        if race is None or room.state != "racing":
-            return
-        reason = race.check_end(now)
-        if reason is None:
-            return
-        race.end(now, reason)
-        room.state = "results"
-        for m in room.members.values():
-            m.ready = m.rematch = False
-        standings = race.standings()
-        over = RaceOver(
-            race_id=race.race_id, reason=reason, standings=standings, reveal=race.reveal()
-        )  # type: ignore[arg-type]
-        room.last_over = over
-        self._keep_record(room, race, over, reason)
-        self._event(
-            "race_over",
-            room,
-            None,
-            race=race.race_id,
-            reason=reason,
-            winner=standings[0].name if standings and standings[0].status == "won" else None,
-        )
-        self._send_progress(room, now, out)
-        self._broadcast(room, over, out)
-        self._room_update(room, out)
-        self._close_if_only_bots(room, now, out)
-
-    def _keep_record(self, room: Room, race: Race, over: RaceOver, reason: str) -> None:
-        """The finished race's public record, kept in memory and stored."""
-        record = RaceRecord(
-            race_id=race.race_id,
-            room=None if room.settings.private else room.code,
-            settings=room.public_settings(),
-            started_at=race.wall_started if race.wall_started is not None else self.wall(),
-            ended_at=self.wall(),
-            reveal=over.reveal,
-            standings=over.standings,
-            players=[
-                PlayerRecord(
-                    id=s.id, name=s.name, moves=s.moves, times_ms=s.times_ms, board=s.state.view()
-                )
-                for s in race.seats.values()
-            ],
-        )
-        self.finished[race.race_id] = record
-        while len(self.finished) > 256:
-            self.finished.popitem(last=False)
-        if self.store is not None:
-            self.store.finish_race(record, reason)
-        self.count("races_finished")
 
     def _bury(self, code: str, doc: str, now: float) -> None:
         """A room that could not be brought back: its race, if the deal is known, ends
@@ -1118,16 +725,6 @@ class Hub:
             reveal=race.reveal(),
         )
         self._keep_record(room, race, over, "aborted")
-
-    def _send_progress(self, room: Room, now: float, out: Outbox) -> None:
-        race = room.race
-        if race is None:
-            return
-        room.progress_dirty = False
-        room.progress_sent = now
-        self._broadcast(
-            room, ProgressUpdate(elapsed_ms=race.elapsed_ms(now), players=race.progress()), out
-        )
 
     def _prune(self, now: float) -> None:
         """One small batch of the retention: races older than ``keep_days`` go; if a whole

@@ -1,0 +1,381 @@
+"""A room's race from the lobby to the results: readiness, the countdown, the start, the moves,
+the end, the record kept, and the rematch back to the lobby.
+
+:class:`RaceLifecycle` is a part of :class:`server.hub.Hub` (which mixes it in): the hub keeps the
+connections, the rooms and their members; this keeps what a room does with its race.  Its
+methods take and answer with the same :class:`~server.outbox.Outbox` as every command, and use
+the hub's helpers for what members are told (``_broadcast``, ``_room_update``) and logged
+(``_event``).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections import OrderedDict
+from collections.abc import Callable
+
+from protocol.messages import (
+    Ack,
+    Countdown,
+    Error,
+    MoveCmd,
+    Moved,
+    PlayerRecord,
+    ProgressUpdate,
+    RaceOver,
+    RaceRecord,
+    RaceStart,
+    Ready,
+    Rematch,
+    Start,
+)
+
+from .limits import Limits
+from .outbox import CommandError, Conn, Outbox
+from .pool import DealPool
+from .race import Race, RaceError
+from .rooms import MemberState, Room
+from .store import Store
+
+log = logging.getLogger("patience_race.server")
+
+
+class RaceLifecycle:
+    """The race's side of the hub (mixed into :class:`server.hub.Hub`)."""
+
+    # the hub's state this part uses (set by Hub.__init__)
+    limits: Limits
+    store: Store | None
+    pool: DealPool | None
+    awaiting_deal: set[str]
+    wall: Callable[[], float]
+    finished: OrderedDict[str, RaceRecord]
+    draining: bool
+
+    def _ready(self, conn: Conn, cmd: Ready, now: float, out: Outbox) -> None:
+        room, member = self._membership(conn)
+        if member.role != "player":
+            raise CommandError("not_a_player", "spectators have no seat to get ready in")
+        if room.state == "countdown" and not cmd.ready:
+            # not ready after all: the countdown stops and the room is back in its lobby (no
+            # card was sent yet; the deal committed to is dropped, never revealed)
+            out.reply(conn.id, Ack(seq=cmd.seq))
+            self._stop_countdown(room, member, out)
+            return
+        if room.state != "lobby":
+            raise CommandError("wrong_state", "ready is for the lobby, before the start")
+        member.ready = cmd.ready
+        out.reply(conn.id, Ack(seq=cmd.seq))
+        self._countdown_if_all_ready(room, now, out)
+
+    def _stop_countdown(self, room: Room, by: MemberState, out: Outbox) -> None:
+        room.state = "lobby"
+        room.race = None
+        room.countdown_end = None
+        by.ready = False
+        self.awaiting_deal.discard(room.code)
+        self._event("countdown_stopped", room, by)
+        self._room_update(room, out)
+
+    def _countdown_if_all_ready(
+        self, room: Room, now: float, out: Outbox, alone_ok: bool = False
+    ) -> None:
+        """Two players or more ready (one with ``alone_ok``: a rematch everyone asked for), and
+        none connected who is not: the countdown starts; else everyone sees who is ready.  A
+        player away and not ready does not hold the others back: they race without them."""
+        players = room.players()
+        ready = [p for p in players if p.ready]
+        waiting = [p for p in players if not p.ready and p.conn is not None]
+        if len(ready) >= (1 if alone_ok else 2) and not waiting:
+            why = self._start_countdown(room, now, out)
+            if why is not None:
+                # everyone is ready: the countdown starts as soon as a certified deal is (tick)
+                self.awaiting_deal.add(room.code)
+                self._room_update(room, out)
+                self._broadcast(room, Error(seq=None, code="not_ready", message=why), out)
+        else:
+            self._room_update(room, out)
+
+    def _start(self, conn: Conn, cmd: Start, now: float, out: Outbox) -> None:
+        room, member = self._host_only(conn)
+        if room.state == "results":
+            # the host takes the room back to the lobby at once, where everyone who asked for
+            # the rematch is ready; the host is not (to change the settings first, say): their
+            # start or ready there starts the next race
+            out.reply(conn.id, Ack(seq=cmd.seq))
+            member.rematch = False
+            self._back_to_lobby(room, member, now, out)
+            return
+        if room.state != "lobby":
+            raise CommandError("wrong_state", "the race has already started")
+        if self.draining:
+            raise CommandError("shutting_down", "the server is restarting: no new races")
+        was_ready, member.ready = member.ready, True
+        waiting = [p.name for p in room.players() if not p.ready and p.conn is not None]
+        if waiting:
+            # "start" is the host's ready too: the race starts as soon as the others are
+            if not was_ready:
+                self._room_update(room, out)
+            raise CommandError(
+                "not_ready",
+                f"you are ready: waiting for {', '.join(waiting)} to be ready "
+                "(the race starts when they are)",
+            )
+        if room.settings.winnable and self.pool is not None and not self.pool.count(room.config):
+            raise CommandError("not_ready", self._no_certified_deal(room))
+        out.reply(conn.id, Ack(seq=cmd.seq))
+        self._start_countdown(room, now, out)
+
+    def _no_certified_deal(self, room: Room) -> str:
+        return (
+            f"no certified winnable deal of {room.config.title} is ready yet: the server's "
+            "solver is still working; try again in a few seconds"
+        )
+
+    def _start_countdown(self, room: Room, now: float, out: Outbox) -> str | None:
+        """The countdown starts; or why it cannot (no certified deal ready yet)."""
+        settings = room.settings
+        number, solution = settings.deal_number, None
+        if settings.winnable and self.pool is not None:
+            got = self.pool.take(room.config)
+            if got is None:
+                self.count("certified_deal_not_ready")
+                return self._no_certified_deal(room)
+            number, solution = got
+        race_id = secrets.token_hex(6)
+        room.race = Race(
+            race_id,
+            room.config,
+            # a player away and not ready sits this race out (the seat stays, for the next)
+            [(p.id, p.name) for p in room.players() if p.ready or p.conn is not None],
+            mode=settings.mode,
+            time_limit_s=settings.time_limit,
+            undo=settings.undo,
+            number=number,
+            solution=solution,
+        )
+        room.state = "countdown"
+        room.countdown_end = now + self.limits.countdown_ms / 1000
+        room.last_over = None
+        self._event("countdown", room, None, race=race_id, players=len(room.players()))
+        self._room_update(room, out)
+        self._broadcast(
+            room,
+            Countdown(
+                race_id=race_id, ms=self.limits.countdown_ms, commitment=room.race.commitment
+            ),
+            out,
+        )
+        return None
+
+    def _move(self, conn: Conn, cmd: MoveCmd, now: float, out: Outbox) -> None:
+        room, member = self._membership(conn)
+        race = room.race
+        if race is None or room.state not in ("countdown", "racing"):
+            self.count("moves_race_not_running")
+            raise CommandError("race_not_running", "there is no race running in this room")
+        if member.role != "player" or member.id not in race.seats:
+            self.count("moves_not_a_player")
+            raise CommandError("not_a_player", "you are watching this race, not playing in it")
+        try:
+            result = race.move(member.id, cmd.move, now)
+        except RaceError as exc:
+            self.count(f"moves_{exc.code}")
+            raise CommandError(exc.code, exc.message) from None
+        self.count("moves_ok")
+        if self.store is not None:
+            self.store.add_move(race.race_id, member.id, result.index, result.notation, result.t_ms)
+        seat = race.seats[member.id]
+        state = seat.state
+        out.reply(
+            conn.id,
+            Moved(
+                seq=cmd.seq,
+                move=result.move,
+                undone=result.undone,
+                shown=result.shown,
+                score=seat.score,
+                score2=seat.score2,
+                won=state.won,
+                stuck=seat.status == "stuck",
+                can_undo=state.can_undo and race.undo != "off",
+            ),
+        )
+        room.progress_dirty = True
+        if seat.status != "playing":
+            self._event(seat.status, room, member, score=seat.score, ms=seat.finish_ms)
+        self._check_end(room, now, out)
+
+    def _rematch(self, conn: Conn, cmd: Rematch, now: float, out: Outbox) -> None:
+        """A player asks for a rematch: everyone sees who asked; the room goes back to the
+        lobby once every connected player has asked (or the host starts it)."""
+        room, member = self._membership(conn)
+        if member.role != "player":
+            raise CommandError(
+                "not_a_player", "spectators watch: only the players can ask for a rematch"
+            )
+        if room.state == "lobby":
+            out.reply(conn.id, Ack(seq=cmd.seq))  # the room is back already: asking is ready
+            member.ready = True
+            self._countdown_if_all_ready(room, now, out)
+            return
+        if room.state != "results":
+            raise CommandError("wrong_state", "a rematch comes after the results")
+        out.reply(conn.id, Ack(seq=cmd.seq))
+        if not member.rematch:
+            member.rematch = True
+            self._event("rematch_asked", room, member)
+        if not self._rematch_if_agreed(room, now, out):
+            self._room_update(room, out)
+
+    def _rematch_if_agreed(self, room: Room, now: float, out: Outbox) -> bool:
+        """Back to the lobby if every connected player has asked for the rematch (and one has)."""
+        players = [p for p in room.players() if p.conn is not None]
+        asked = [p for p in players if p.rematch]
+        if not asked or len(asked) < len(players):
+            return False
+        self._back_to_lobby(room, asked[0], now, out)
+        return True
+
+    def _back_to_lobby(self, room: Room, by: MemberState, now: float, out: Outbox) -> None:
+        """After the results: the same settings and a new deal. Players who asked for the
+        rematch are ready; spectators who came to play take the free seats."""
+        room.state = "lobby"
+        room.race = None
+        room.countdown_end = None
+        if room.settings.deal_number is not None:
+            room.settings = room.settings.model_copy(update={"deal_number": None})
+        for m in room.members.values():
+            m.ready = m.role == "player" and m.rematch
+            m.rematch = False
+        for m in self._seat_waiting(room):  # they came to play this race: ready, if still here
+            m.ready = m.conn is not None
+        players = room.players()
+        if room.host is None or room.members[room.host].role != "player":
+            room.host = players[0].id if players else room.host
+        self._event("rematch", room, by)
+        self._countdown_if_all_ready(room, now, out, alone_ok=True)
+
+    def _idle(self, room: Room, race: Race, now: float, out: Outbox) -> None:
+        """Players who made no move for ``race_idle_s`` are out of the race, as if they had left
+        (their score stands), and told why: a seat nobody plays would hold the race, its results
+        and the next race back for ever."""
+        limit = self.limits.race_idle_s
+        idle = race.idle_seats(now, limit)
+        if not idle:
+            return
+        n, unit = (round(limit / 60), "minute") if limit >= 60 else (round(limit), "second")
+        minutes = f"{n} {unit}{'' if n == 1 else 's'}"
+        for sid in idle:
+            race.drop(sid, "left", now)
+            member = room.members.get(sid)
+            self._event("idle", room, member)
+            if member is not None and member.conn is not None:
+                out.send(
+                    member.conn,
+                    Error(
+                        seq=None,
+                        code="player_done",
+                        message=f"no move for {minutes}: you are out of this race "
+                        "(your score stands)",
+                    ),
+                )
+        room.progress_dirty = True
+        self._save(room)
+        self._check_end(room, now, out)
+
+    def _start_race(self, room: Room, now: float, out: Outbox) -> None:
+        race = room.race
+        assert race is not None
+        race.start(now)
+        room.state = "racing"
+        room.countdown_end = None
+        for seat in race.seats.values():
+            member = room.members.get(seat.id)
+            race.set_connected(seat.id, member is not None and member.conn is not None)
+        race.wall_started = self.wall()
+        if self.store is not None:
+            code = "" if room.settings.private else room.code  # a private code is never kept
+            self.store.start_race(race, code, room.public_settings(), race.wall_started)
+        self.count("races_started")
+        self._event("race_started", room, None, race=race.race_id)
+        self._room_update(room, out)
+        limit = race.time_limit_s * 1000 or None
+        for m in room.connected():
+            board = race.seats[m.id].state.view() if m.id in race.seats else None
+            assert m.conn is not None
+            out.send(
+                m.conn,
+                RaceStart(
+                    race_id=race.race_id,
+                    commitment=race.commitment,
+                    time_limit_ms=limit,
+                    board=board,
+                ),
+            )
+        self._send_progress(room, now, out)
+
+    def _check_end(self, room: Room, now: float, out: Outbox) -> None:
+        race = room.race
+        if race is None or room.state != "racing":
+            return
+        reason = race.check_end(now)
+        if reason is None:
+            return
+        race.end(now, reason)
+        room.state = "results"
+        for m in room.members.values():
+            m.ready = m.rematch = False
+        standings = race.standings()
+        over = RaceOver(
+            race_id=race.race_id, reason=reason, standings=standings, reveal=race.reveal()
+        )  # type: ignore[arg-type]
+        room.last_over = over
+        self._keep_record(room, race, over, reason)
+        self._event(
+            "race_over",
+            room,
+            None,
+            race=race.race_id,
+            reason=reason,
+            winner=standings[0].name if standings and standings[0].status == "won" else None,
+        )
+        self._send_progress(room, now, out)
+        self._broadcast(room, over, out)
+        self._room_update(room, out)
+        self._close_if_only_bots(room, now, out)
+
+    def _keep_record(self, room: Room, race: Race, over: RaceOver, reason: str) -> None:
+        """The finished race's public record, kept in memory and stored."""
+        record = RaceRecord(
+            race_id=race.race_id,
+            room=None if room.settings.private else room.code,
+            settings=room.public_settings(),
+            started_at=race.wall_started if race.wall_started is not None else self.wall(),
+            ended_at=self.wall(),
+            reveal=over.reveal,
+            standings=over.standings,
+            players=[
+                PlayerRecord(
+                    id=s.id, name=s.name, moves=s.moves, times_ms=s.times_ms, board=s.state.view()
+                )
+                for s in race.seats.values()
+            ],
+        )
+        self.finished[race.race_id] = record
+        while len(self.finished) > 256:
+            self.finished.popitem(last=False)
+        if self.store is not None:
+            self.store.finish_race(record, reason)
+        self.count("races_finished")
+
+    def _send_progress(self, room: Room, now: float, out: Outbox) -> None:
+        race = room.race
+        if race is None:
+            return
+        room.progress_dirty = False
+        room.progress_sent = now
+        self._broadcast(
+            room, ProgressUpdate(elapsed_ms=race.elapsed_ms(now), players=race.progress()), out
+        )
