@@ -65,9 +65,16 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         yield Static(Text(render.HELP), id="help")
 
+    closing = False
+    """Dismissed already: keys typed fast reach the screen again before it is gone, and a second
+    dismiss would pop the app's own screen (Textual's ScreenStackError: the app died)."""
+
     def on_key(self, event: events.Key) -> None:
         event.stop()
-        self.dismiss()
+        event.prevent_default()
+        if not self.closing:
+            self.closing = True
+            self.dismiss()
 
 
 class Board(Static):
@@ -464,7 +471,17 @@ class RaceApp(App[None]):
             await self.session.move(move)
         finally:
             self.keys.answered()
-        if move.kind != Kind.FOUNDATION or move.count != 13:
+        state = self.model.state
+        if move.kind == Kind.UNDO:
+            if self.auto_home and state is not None and auto_home(state) is not None:
+                # the undo took a suit back from home: sending it home again at once would
+                # make every u a move and an undo that changes nothing
+                self.auto_home = False
+                self.model.status = (
+                    "Undone: the suit is back on its pile, and complete suits no longer go "
+                    "home by themselves (o turns that on again)."
+                )
+        elif move.kind != Kind.FOUNDATION or move.count != 13:
             self.maybe_home()
         self.refresh_view()
 

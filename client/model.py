@@ -679,7 +679,7 @@ class Keys:
             self.source, self.count = None, 0
             return None
         self.source, self.count = None, 0
-        self.model.status = "" if move.kind == Kind.UNDO else format_move(settled, state)
+        self.model.status = "Undone." if move.kind == Kind.UNDO else format_move(settled, state)
         self.pending = True
         return settled
 

@@ -10,6 +10,8 @@ saved.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from pathlib import Path
 
 from rich.text import Text
 from textual import events
@@ -32,11 +34,14 @@ PRACTICE_HELP = """Practice keys  (the rules of each game: docs/rules.md)
   u           undo, as far back as you like (practice only)
   o           Spider: full suits go home by themselves (on/off)
   x x         resign          n n   a new deal
+  escape      drop the picked pile
   mouse       click a card: pick the run from it; click a pile: drop
               there; click a foundation: home; click the stock: deal
   q q         quit
+Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets.
 Hints and undos are counted, and the results and the saved record say
-so. A race has neither: no hints, and undo never past a card turned.
+so. In a race there are no hints, and undo stops at the last card
+turned up, deal or redeal.
 ?  this help.   Press any key to go back."""
 
 
@@ -102,13 +107,14 @@ class PracticeApp(RaceApp):
             ("", "auto-home", True),
             ("", "home", True),
             ("", "home", False),
+            (None, "home", False),  # the second score last (in the results, and ? names it)
         ):
             if t.cell_len <= self.size.width:
                 break
             t = self._header(second, home, label)
         return t
 
-    def _header(self, second: str, home: str, label: bool) -> Text:
+    def _header(self, second: str | None, home: str, label: bool) -> Text:
         p = self.practice
         s = p.state
         t = Text(no_wrap=True, overflow="ellipsis")
@@ -117,7 +123,7 @@ class PracticeApp(RaceApp):
         minutes, seconds = divmod(int(p.elapsed()), 60)
         t.append(f" {minutes}:{seconds:02d}", style="yellow")
         t.append(f"  score {s.score()}", style="bold green")
-        if s.score2() is not None:
+        if s.score2() is not None and second is not None:
             t.append(f" ({second}{s.score2()})", style="green")
         t.append(f"  {plural(s.moves, 'move')}  {plural(s.undos, 'undo')}")
         t.append(f"  {plural(p.game.hints, 'hint')}", style="magenta")
@@ -134,7 +140,7 @@ class PracticeApp(RaceApp):
         if state.config.game == SPIDER:
             return "1-0 pick  ↑↓ run  f home  d deal  h hint  u undo  xx resign  qq quit  ? help"
         more = "d deal  " if state.deals_left else "rr redeal  " if state.redeals_left else ""
-        return f"1-= pick  f/k/a home  {more}h hint  u undo  xx resign  qq quit  ? help"
+        return f"1-0 - = pick  f/k/a home  {more}h hint  u undo  xx resign  qq quit  ? help"
 
     def results(self) -> Text:
         p = self.practice
@@ -152,7 +158,12 @@ class PracticeApp(RaceApp):
             t.append("No hints used.\n", style=render.DIM)
         if p.saved is not None:
             t.append("\nThe record is saved (check it with patience-race replay FILE):\n")
-            t.append_text(render.plain(safe(str(p.saved)), "cyan"))
+            # under the home directory as ~/...: the shell reads it back, and it is shorter
+            # (a path longer than the screen is wide was cut in the middle of its file name)
+            shown = str(p.saved)
+            with contextlib.suppress(ValueError, RuntimeError):
+                shown = "~/" + str(p.saved.relative_to(Path.home()))
+            t.append_text(render.plain(safe(shown), "cyan"))
             t.append("\n")
         t.append("\nn: a new deal    q: quit\n", style="bold")
         return t

@@ -175,13 +175,13 @@ def footer_keys(model: RaceModel) -> str:
         done = me is not None and me.status not in ("playing", "waiting")
         if model.role != "player" or model.state is None or done:
             return "q q: leave   ?: help"
-        if model.state.config.game == SPIDER:
-            return "1-0 pick  ↑↓ more/fewer  f home  d deal  u undo  xx resign  qq quit  ? help"
-        return (
-            "1-0-= pick  f/k/a home  r r redeal  "
-            + ("d deal  " if model.state.deals_left else "")
-            + "u undo  xx resign  qq quit  ? help"
-        )
+        state = model.state
+        undo = "" if model.room and model.room.settings.undo == "off" else "u undo  "
+        if state.config.game == SPIDER:
+            return f"1-0 pick  ↑↓ more/fewer  f home  d deal  {undo}xx resign  qq quit  ? help"
+        # (as practice's footer: a deal while there is one, else a redeal while one is left)
+        more = "d deal  " if state.deals_left else "rr redeal  " if state.redeals_left else ""
+        return f"1-0 - = pick  f/k/a home  {more}{undo}xx resign  qq quit  ? help"
     if phase == "countdown":
         if model.role != "player":
             return "q: leave   ?: help"
@@ -914,7 +914,8 @@ HELP = """Keys  (the rules of each game: docs/rules.md)
 Race: pick a pile with its key, then the target pile
   1-9 0 - =   piles 1 to 12 (0 is pile 10, - 11, = 12)
   ↑ / ↓       Spider: more / fewer cards of the picked run
-              (or the same pile key again: one card fewer)
+              (or the same pile key again: one card fewer; past
+              one card, the whole run again; escape drops it)
   f           the picked pile home;  k / a: to its king / ace foundation
   d           deal (Spider: a card on each pile; Louis: the stock)
   r r         redeal (St. Helena, Louis)      u   undo

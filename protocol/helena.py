@@ -186,6 +186,8 @@ class HelenaState(GameState):
         for g in allowed:
             fnd = self.foundations[g]
             if fnd[-1] // 13 != card // 13:
+                if len(allowed) == 1:  # one foundation named: say whose it is
+                    wants.append(f"{foundation_name(g)} takes only {cards.SUIT_NAMES[g % 4]}")
                 continue
             if len(fnd) >= FOUNDATION_SIZE:
                 wants.append(f"{foundation_name(g)} is complete")

@@ -131,6 +131,10 @@ class SpiderState(GameState):
         free = [i for i, fnd in enumerate(self.foundations) if not fnd]
         if f == -1:
             f = free[0]
+        elif not 0 <= f < len(self.foundations):
+            raise IllegalMove(
+                f"there is no foundation f{f + 1}: they go from f1 to f{len(self.foundations)}"
+            )
         elif f not in free:
             raise IllegalMove(f"foundation {f + 1} is not free")
         self.foundations[f] = src[-SUIT_LENGTH:]

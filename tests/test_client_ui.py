@@ -328,3 +328,35 @@ async def test_the_host_sets_every_option_and_a_game_keeps_its_own() -> None:
             await pilot.press("g")
             await wait_until(pilot, lambda: settings()[0] == "st-helena")
             assert settings()[1] == {"build": "suit", "spaces": "any"}
+
+
+async def test_undoing_a_suit_sent_home_keeps_it_on_its_pile() -> None:
+    """u after a complete suit went home by itself brings it back and keeps it there: auto-home
+    goes off and says so (it sent the suit home again at once: every u a move and an undo that
+    changed nothing)."""
+    from protocol.config import GameConfig
+    from protocol.solver import solve_deal
+
+    # 1-suit deal 14: the solver's line makes a complete suit after 19 moves, and sending it
+    # home turns no card, so safe undo may take it back
+    line = solve_deal(GameConfig("spider", {"suits": 1}), 14).engine_moves[:19]
+    settings = Settings(game="spider", options={"suits": 1}, deal_number=14)
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=settings))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            await pilot.press("s")
+            await wait_until(pilot, lambda: app.model.phase == "racing" and app.model.state)
+            state = app.model.state
+            assert state is not None
+            for move in line:
+                assert move.kind != Kind.FOUNDATION
+                await app.send_move(move)
+            await wait_until(pilot, lambda: any(state.foundations))
+            await wait_until(pilot, lambda: not app.keys.pending)
+            await pilot.press("u")
+            await wait_until(pilot, lambda: "back on its pile" in status_of(app))
+            await pilot.pause(0.5)
+            assert not any(state.foundations)
+            assert state.undos == 1 and app.auto_home is False
+            assert "home off" in text_of(app, "#top")

@@ -374,7 +374,14 @@ def test_footer_keys_match_each_screen() -> None:
     race = RaceModel(name="me", phase="racing")
     race.state = new_game(GameConfig("st-helena", {}), 3)
     keys = render.footer_keys(race)
-    assert "r r redeal" in keys and "k/a" in keys and "d deal" not in keys
+    assert "rr redeal" in keys and "k/a" in keys and "d deal" not in keys
+    assert "1-0 - = pick" in keys and "u undo" in keys
+    # no redeal left: none offered; a room with undo off: no undo offered
+    race.state._redeals_left = 0  # type: ignore[attr-defined]
+    race.room = room([member(1, "Ann")])
+    race.room.settings.undo = "off"
+    keys = render.footer_keys(race)
+    assert "redeal" not in keys and "u undo" not in keys and "xx resign" in keys
     assert "n: rematch" in render.footer_keys(results_model())
     watcher = results_model("spectator")
     assert render.footer_keys(watcher) == "q: leave   ?: help"  # nothing to ask on the results

@@ -247,3 +247,22 @@ async def test_the_practice_header_keeps_the_game_and_its_deal_number_at_80_colu
         await wait_until(pilot, lambda: "Stock 50" in board_text(short))
         header = short.header().plain  # room enough: everything, in the usual order
         assert header.startswith(" Practice ") and header.endswith("Spider (1 suit) #1"), header
+
+
+async def test_keys_typed_fast_close_the_help_once() -> None:
+    """Two keys queued on the help screen before it is gone: the first closes it, the second is
+    dropped (a second dismiss popped the app's own screen: ScreenStackError, the game lost)."""
+    from textual import events
+
+    app = PracticeApp(GameConfig("spider", {"suits": 2}), 7)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("?")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "PracticeHelp")
+        help_screen = app.screen
+        help_screen.post_message(events.Key("3", "3"))
+        help_screen.post_message(events.Key("4", "4"))
+        await wait_until(pilot, lambda: app.screen is not help_screen)
+        await pilot.pause(0.3)
+        assert app.is_running
+        await pilot.press("3")
+        await wait_until(pilot, lambda: "Pile 3" in app.model.status)
