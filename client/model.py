@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from protocol import cards
-from protocol.config import SPIDER, GameConfig
+from protocol.config import SPIDER, ConfigError, GameConfig
 from protocol.fairness import Witness, verify
 from protocol.game import GameState, state_class
 from protocol.messages import (
@@ -314,11 +314,26 @@ class RaceModel:
             return
         config = GameConfig(reveal.game, reveal.options, reveal.numbering)
         claimed = self.commitment or reveal.commitment
-        witness = self.witness if self.witness_complete else Witness(start=self.witness.start)
-        problems = verify(config, reveal.number, reveal.salt, claimed, witness, reveal.solution)
+        # after a reconnection whose board differed from ours, the witness stopped at the drop:
+        # every card seen up to it is still checked (docs/rules.md)
+        problems = verify(
+            config, reveal.number, reveal.salt, claimed, self.witness, reveal.solution
+        )
         if self.role != "player" or self.witness.start is None:
             # a spectator saw no cards: only the commitment can be checked
             problems = [p for p in problems if "commitment" in p]
+        room = self.room
+        if room is not None:
+            # the game played must be the room's, options that do not change the deal included
+            # (build, spaces, relaxed): a commitment and a reveal can agree on other rules
+            s = room.settings
+            try:
+                played = GameConfig(s.game, s.options, s.numbering)
+            except ConfigError:
+                played = None
+            if played != config:
+                shown = played.title if played is not None else s.game
+                problems.append(f"the room played {shown}, the reveal says {config.title}")
         self.verified = not problems
         if problems:
             self.verdict = "WARNING: the revealed deal does not match: " + "; ".join(problems)

@@ -1,0 +1,132 @@
+"""The client's check of the revealed deal against a server that lies: every card seen up to a
+reconnection is still checked, and the game revealed must be the room's (options that do not
+change the deal included).  The hub plays a real race; what Ann's client received is fed to her
+model, honest and tampered."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from client.model import RaceModel
+from protocol.fairness import commitment
+from protocol.messages import (
+    Joined,
+    MoveCmd,
+    Moved,
+    RaceOver,
+    Resume,
+    Settings,
+    Snapshot,
+    WireMove,
+)
+
+from .server_helpers import pick_move
+from .test_hub import Harness
+
+
+def resign(h: Harness, cid: int) -> None:
+    h.cmd(cid, MoveCmd(seq=0, move=WireMove(kind="resign")))
+
+
+def fed(events: list[Any]) -> RaceModel:
+    model = RaceModel(name="Ann")
+    for e in events:
+        model.apply(e)
+    return model
+
+
+def tampered(events: list[Any]) -> list[Any]:
+    """The first move that showed a card showed another one."""
+    out, done = [], False
+    for e in events:
+        if not done and isinstance(e, Moved) and e.shown:
+            first = e.shown[0]
+            other = "KC" if first.card != "KC" else "QC"
+            e = e.model_copy(
+                update={"shown": [first.model_copy(update={"card": other}), *e.shown[1:]]}
+            )
+            done = True
+        out.append(e)
+    assert done
+    return out
+
+
+def test_cards_seen_before_a_reconnection_are_still_checked() -> None:
+    h = Harness()
+    settings = Settings(game="spider", options={"suits": 1}, deal_number=1)
+    code, (ann, bob), joined = h.race(settings, "Ann", "Bob")
+    # a move that shows a card, answered
+    wire = pick_move_showing(h, code, joined[0].you)
+    answer = h.cmd(ann, MoveCmd(seq=0, move=wire))
+    assert isinstance(answer, Moved) and answer.shown, answer
+    # another move, whose answer is lost with the connection
+    lost = pick_move(h.hub.rooms[code].race.seats[joined[0].you].state, deals=True)  # type: ignore[union-attr]
+    assert lost is not None
+    h.cmd(ann, MoveCmd(seq=0, move=lost))
+    before_drop = [joined[0], *h.inbox[ann][:-1]]  # (the lost answer not received)
+    h.take(h.hub.disconnect(ann, h.now))
+    ann2 = h.connect()
+    snap = h.cmd(ann2, Resume(seq=0, code=code, token=joined[0].token))
+    assert isinstance(snap, Snapshot)
+    h.seqs[ann2] = itertools.count(snap.next_seq)  # the seat's commands go on from there
+    h.clear()
+    resign(h, ann2)
+    resign(h, bob)
+    over = h.got(ann2, RaceOver)
+    assert over
+    honest = [*before_drop, snap, *over]
+
+    model = fed(honest)
+    assert model.verified is True and "(up to your reconnection)" in model.verdict
+    liar = fed(tampered(honest))
+    assert liar.verified is False, liar.verdict
+    assert "WARNING" in liar.verdict and "move 1 showed" in liar.verdict
+
+
+def pick_move_showing(h: Harness, code: str, you: int) -> WireMove:
+    """A tableau move of deal 1 that turns a card up."""
+    from protocol.messages import to_wire
+    from protocol.moves import Kind
+
+    state = h.hub.rooms[code].race.seats[you].state  # type: ignore[union-attr]
+    for m in state.legal_moves():
+        if m.kind == Kind.TABLEAU and state.copy().apply(m).shown:
+            return to_wire(m)
+    raise AssertionError("deal 1 has a move that shows a card")
+
+
+def test_a_reveal_of_other_rules_than_the_rooms_is_a_warning() -> None:
+    """St. Helena build suit played, build any committed to and revealed (the same deal): the
+    commitment and the reveal agree, the room does not."""
+    h = Harness()
+    _, (ann, bob), joined = h.race(Settings(game="st-helena"), "Ann", "Bob")
+    resign(h, ann)
+    resign(h, bob)
+    events = [joined[0], *h.inbox[ann]]
+    over = next(e for e in events if isinstance(e, RaceOver))
+    assert over.reveal is not None
+    assert fed(events).verified is True
+
+    rv = over.reveal
+    options = {"build": "any", "spaces": "any"}
+    forged = commitment(rv.game, options, rv.numbering, int(rv.number), rv.salt)
+    lies = []
+    for e in events:
+        room = getattr(e, "room", None)
+        if room is not None and getattr(room, "commitment", None):
+            e = e.model_copy(update={"room": room.model_copy(update={"commitment": forged})})
+        if getattr(e, "commitment", None):  # the countdown's and the race start's
+            e = e.model_copy(update={"commitment": forged})
+        if isinstance(e, RaceOver):
+            e = e.model_copy(
+                update={"reveal": rv.model_copy(update={"options": options, "commitment": forged})}
+            )
+        lies.append(e)
+    model = fed(lies)
+    assert model.verified is False
+    assert "commitment" not in model.verdict  # they agree: only the room's rules tell
+    assert "the room played St. Helena, the reveal says St. Helena (build any, spaces any)" in (
+        model.verdict
+    )
+    assert isinstance(events[0], Joined)
