@@ -666,16 +666,18 @@ class RaceServer:
         ``If-None-Match`` gets ``304``), cacheable for ever (a finished race never changes), within
         the address's byte budget shared with ``get_race`` (over it: ``429`` and Retry-After)."""
         hub = self.hub
-        entry = hub.records.lookup(race_id, hub.finished, self.store)
-        if entry is None:
-            return connection.respond(HTTPStatus.NOT_FOUND, "no finished race with that id\n")
-        body, etag = entry.json, entry.etag
-        cache = [("ETag", etag), ("Cache-Control", "public, max-age=31536000, immutable")]
-        if etag in request.headers.get("If-None-Match", ""):
-            return Response(304, "Not Modified", Headers(cache), b"")
         address = self.request_address(connection, request)
         now = time.monotonic()
-        if not hub.record_budget.take(address, len(body), now):
+        over = not hub.record_budget.open(address, now)
+        entry = None if over else hub.records.lookup(race_id, hub.finished, self.store)
+        if entry is None and not over:
+            return connection.respond(HTTPStatus.NOT_FOUND, "no finished race with that id\n")
+        if entry is not None:
+            body, etag = entry.json, entry.etag
+            cache = [("ETag", etag), ("Cache-Control", "public, max-age=31536000, immutable")]
+            if etag in request.headers.get("If-None-Match", ""):
+                return Response(304, "Not Modified", Headers(cache), b"")
+        if entry is None or not hub.record_budget.take(address, len(body), now):
             hub.count("record_budget_refused")
             wait = hub.record_budget.wait_s(address, now)
             text = (
@@ -691,7 +693,12 @@ class RaceServer:
             )
             return Response(429, "Too Many Requests", headers, text)
         headers = Headers(
-            [("Content-Type", "application/json"), ("Content-Length", str(len(body))), *cache]
+            [
+                ("Content-Type", "application/json"),
+                ("Content-Length", str(len(body))),
+                ("X-Content-Type-Options", "nosniff"),  # names in it are never read as HTML
+                *cache,
+            ]
         )
         return Response(200, "OK", headers, body)
 

@@ -550,6 +550,9 @@ class Hub(RaceLifecycle):
         budget (server/records.py); one held by another node of a cluster is redirected there."""
         from protocol.codec import MAX_EVENT_FRAME
 
+        if not self.record_budget.open(conn.peer, now):  # before any lookup: it costs
+            self.count("record_budget_refused")
+            raise CommandError("rate_limited", self._record_wait(conn.peer, now))
         entry = self.records.lookup(cmd.race_id, self.finished, self.store)
         if entry is None and self.cluster is not None:
             held = self.cluster.locate_race(cmd.race_id)
@@ -566,13 +569,15 @@ class Hub(RaceLifecycle):
             )
         if not self.record_budget.take(conn.peer, len(frame), now):
             self.count("record_budget_refused")
-            wait = self.record_budget.wait_s(conn.peer, now)
-            raise CommandError(
-                "rate_limited",
-                f"race records to your address are limited to {self.limits.record_rate / 1024:.0f}"
-                f" KiB a second: try again in {wait:.0f} s",
-            )
+            raise CommandError("rate_limited", self._record_wait(conn.peer, now))
         out.reply(conn.id, frame)  # type: ignore[arg-type]  # bytes: sent as they are
+
+    def _record_wait(self, peer: str, now: float) -> str:
+        wait = self.record_budget.wait_s(peer, now)
+        return (
+            f"race records to your address are limited to {self.limits.record_rate / 1024:.0f}"
+            f" KiB a second: try again in {wait:.0f} s"
+        )
 
     _handlers: ClassVar[dict[type, Callable[..., None]]] = {
         Hello: _hello,

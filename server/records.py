@@ -77,6 +77,8 @@ class RecordCache:
         if record is None:
             return None
         entry = CachedRecord(race_id, record)
+        if entry.size > self.max_bytes:
+            return entry  # served, not cached: it would push every other record out, itself too
         self.entries[race_id] = entry
         self.bytes += entry.size
         self.trim()
@@ -104,6 +106,11 @@ class ByteBudget:
     def _level(self, address: str, now: float) -> float:
         tokens, at = self.buckets.get(address, (float(self.burst), now))
         return min(float(self.burst), tokens + (now - at) * self.rate)
+
+    def open(self, address: str, now: float) -> bool:
+        """Whether ``address`` may fetch now: asked before a record is looked up, so that an
+        address over its budget costs no read, parse or encoding of a record it will not get."""
+        return self._level(address, now) > 0
 
     def take(self, address: str, size: int, now: float) -> bool:
         tokens = self._level(address, now)

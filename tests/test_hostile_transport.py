@@ -324,6 +324,14 @@ async def test_records_come_from_the_cache_within_a_byte_budget() -> None:
             # HTTP shares the budget
             status, headers, _ = await http_get(server, f"/races/{record.race_id}")
             assert status == 429 and int(headers["retry-after"]) >= 1
+            # refused before the record is looked up: no read, parse or encoding for nothing
+            server.hub.records.entries.clear()
+            server.hub.records.bytes = 0
+            misses = server.hub.records.misses
+            status, _, _ = await http_get(server, f"/races/{record.race_id}")
+            refused = await expect_client_error(ann, GetRace(seq=0, race_id=record.race_id))
+            assert status == 429 and refused[0] == "rate_limited"
+            assert server.hub.records.misses == misses and not server.hub.records.entries
         assert server.hub.records.bytes <= limits.record_cache_bytes
 
 
@@ -344,6 +352,7 @@ async def test_http_records_have_an_etag_and_are_immutable() -> None:
         assert status == 200 and RaceRecord.model_validate_json(body) == record
         etag = headers["etag"]
         assert "immutable" in headers["cache-control"]
+        assert headers["x-content-type-options"] == "nosniff"
         reader, writer = await asyncio.open_connection(server.host, server.port)
         try:
             writer.write(
@@ -369,6 +378,10 @@ async def test_the_record_cache_is_bounded_by_bytes_and_the_budget_refills() -> 
         assert cache.lookup(race_id, records) is not None
     assert cache.bytes <= one * 5 and len(cache.entries) == 5
     assert cache.lookup("missing", records) is None
+    # a record bigger than the whole cache is served but not cached: it pushed everything out
+    small = RecordCache(one // 2)
+    small.lookup("r00000000001", records)
+    assert small.lookup("r00000000000", records) is not None and not small.entries
     budget = ByteBudget(rate=100.0, burst=1000)
     assert budget.take("a", 5000, 0.0)  # any record once: the bucket then owes it
     assert not budget.take("a", 10, 1.0) and budget.take("b", 10, 1.0)
