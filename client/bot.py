@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from websockets.exceptions import InvalidHandshake
+
 from protocol import cards
 from protocol.config import GameConfig
 from protocol.game import GameState, state_class
@@ -340,7 +342,8 @@ async def _reconnect(seat: _Seat, url: str) -> Snapshot | None:
             await asyncio.sleep(delay)
             delay = min(2.0, delay * 2)
             continue
-        except (OSError, Disconnected, TimeoutError):
+        except (OSError, Disconnected, TimeoutError, InvalidHandshake):
+            # (InvalidHandshake: a proxy in front answers 502 while the server restarts)
             with contextlib.suppress(Exception):
                 await conn.close()
             await asyncio.sleep(delay)

@@ -299,3 +299,42 @@ async def test_a_second_bot_without_a_name_takes_the_next_number() -> None:
                     p.terminate()
                 await p.wait()
             await close_all(conns)
+
+
+async def test_a_proxy_answering_502_while_the_server_restarts_is_tried_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Behind nginx a restarting server is an HTTP 502 to the WebSocket handshake: the bot tries
+    again until it gives up quietly (it died: 'cannot reach the race server ... HTTP 502')."""
+    import client.bot as bot
+
+    answered = 0
+
+    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal answered
+        await reader.readuntil(b"\r\n\r\n")
+        answered += 1
+        writer.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(proxy, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    monkeypatch.setattr(bot, "RECONNECT_FOR", 2.0)
+    seat = bot._Seat(
+        conn=None,  # type: ignore[arg-type]
+        code="ABCD2345",
+        name="Bot",
+        you=1,
+        token="t" * 32,
+        room=None,  # type: ignore[arg-type]
+        role="player",
+        player=None,  # type: ignore[arg-type]
+        pacer=None,  # type: ignore[arg-type]
+    )
+    try:
+        assert await bot._reconnect(seat, f"ws://127.0.0.1:{port}") is None
+        assert answered >= 2
+    finally:
+        server.close()
+        await server.wait_closed()
