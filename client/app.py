@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import deque
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -31,6 +32,9 @@ from .session import SeatInUse, Session
 from .text import safe
 
 log = logging.getLogger("patience_race.client")
+
+TYPE_AHEAD = 16
+"""Race keys kept while a move awaits the server's answer; past that they are dropped."""
 
 
 @dataclass
@@ -109,6 +113,8 @@ class RaceApp(App[None]):
         self.server = None
         self.bots: list[asyncio.Task[None]] = []
         self.auto_home = True
+        self.typed_ahead: deque[str] = deque()
+        """Race keys pressed while a move awaits the server's answer (at most TYPE_AHEAD)."""
         self.kept_options: dict[str, tuple[dict[str, object], str]] = {}
         """The host's options and numbering of each game left with ``g``: back to it, they are."""
         self.quit_armed = False
@@ -404,6 +410,16 @@ class RaceApp(App[None]):
                 self.run_worker(session.ready(True), group="cmd")
 
     async def race_key(self, key: str) -> None:
+        if self.keys.pending and key != "h":
+            # typed ahead of the server's answer: played once it is in (a move is checked
+            # against the board it will be played on), in order
+            if len(self.typed_ahead) < TYPE_AHEAD:
+                self.typed_ahead.append(key)
+            else:
+                self.model.status = (
+                    "Too many keys ahead of the server's answer: that one was dropped."
+                )
+            return
         if key == "h":
             self.model.status = (
                 "No hints in a race: they are for practice (patience-race practice)."
@@ -467,10 +483,13 @@ class RaceApp(App[None]):
 
     async def send_move(self, move: Move) -> None:
         assert self.session is not None
+        answer = None
         try:
-            await self.session.move(move)
+            answer = await self.session.move(move)
         finally:
             self.keys.answered()
+            if answer is None:
+                self.typed_ahead.clear()  # refused or not connected: keys typed on are moot
         state = self.model.state
         if move.kind == Kind.UNDO:
             if self.auto_home and state is not None and auto_home(state) is not None:
@@ -483,6 +502,10 @@ class RaceApp(App[None]):
                 )
         elif move.kind != Kind.FOUNDATION or move.count != 13:
             self.maybe_home()
+        while self.typed_ahead and not self.keys.pending and self.model.phase == "racing":
+            await self.race_key(self.typed_ahead.popleft())
+        if self.model.phase != "racing":
+            self.typed_ahead.clear()
         self.refresh_view()
 
     async def lobby_key(self, key: str) -> None:

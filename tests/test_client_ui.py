@@ -360,3 +360,36 @@ async def test_undoing_a_suit_sent_home_keeps_it_on_its_pile() -> None:
             assert not any(state.foundations)
             assert state.undos == 1 and app.auto_home is False
             assert "home off" in text_of(app, "#top")
+
+
+async def test_keys_typed_ahead_of_the_servers_answer_are_played_in_order() -> None:
+    """Two moves typed at once ('4727' in a terminal): the second waits for the first's answer
+    and is then played on the board as it is (it was dropped: 'Waiting for the server...')."""
+    from textual import events
+
+    from client.model import PILE_KEYS
+
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1_DEAL1))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            await pilot.press("s")
+            await wait_until(pilot, lambda: app.model.phase == "racing" and app.model.state)
+            state = app.model.state
+            assert state is not None
+            keys = []
+            trial = state.copy()
+            for _ in range(2):  # two moves in a row, each as its two pile keys play it
+                move = next(
+                    m
+                    for m in trial.legal_moves()
+                    if m.kind == Kind.TABLEAU and trial.piles[m.dst] and m.count == 1
+                )
+                keys += [PILE_KEYS[move.src], PILE_KEYS[move.dst]]
+                trial.apply(move)
+            for key in keys:  # all in the queue at once, as a terminal sends them
+                app.post_message(events.Key(key, key))
+            await wait_until(pilot, lambda: state.moves == 2)
+            await pilot.pause(0.3)
+            assert state.moves == 2 and not app.typed_ahead
+            assert "Waiting for the server" not in status_of(app)
