@@ -35,7 +35,8 @@ MAX_MARKS = 8
 RESERVED = frozenset("()*")
 """What the screens put after a name to say who someone is (``Ann (host)``, ``Bot (bot)``,
 ``Bob (away)``, ``Ann *`` for you in the race panel): a name holding them could pass for another
-player with a role (checked after NFKC, so fullwidth and superscript forms count too)."""
+player with a role (checked after NFKC, so fullwidth and superscript forms count too, and with
+every bracket, star and look-alike of them: :func:`_marks_a_role`)."""
 
 _BAD_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
 _MARKS = frozenset({"Mn", "Mc", "Me"})
@@ -103,9 +104,26 @@ def normalize(name: str) -> str:
             in_a_row = 0
     if not any(unicodedata.category(ch)[0] in "LN" for ch in name):
         raise BadName("a name needs at least one letter or digit")
-    if any(ch in RESERVED for ch in name):
-        raise BadName("a name cannot hold ( ) or *: the screens mark the host, bots and you so")
+    if any(_marks_a_role(ch) for ch in name):
+        raise BadName(
+            "a name cannot hold brackets or stars: the screens mark the host, bots and you so"
+        )
     return name
+
+
+STARS = frozenset("⁎⁑٭﹡⋆★☆✢✣✤✥✦✧✩✪✫✬✭✮✯✰✱✲✳✴✵✶✷✸✹✺✻✼✽✾✿❀❁❂❃❄❅❆❇❈❉❊❋")
+"""Stars and asterisks that pass for ``*`` on a screen (beyond the confusables' table)."""
+
+
+def _marks_a_role(ch: str) -> bool:
+    """``ch`` is, or looks like, one of the screens' marks (:data:`RESERVED`): any bracket
+    (``[host]`` and ``❨host❩`` read as ``(host)``), a star, or a look-alike of either."""
+    return (
+        ch in RESERVED
+        or ch in STARS
+        or unicodedata.category(ch) in ("Ps", "Pe")
+        or _prototypes().get(ch, ch) in RESERVED
+    )
 
 
 @cache

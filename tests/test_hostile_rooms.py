@@ -125,6 +125,11 @@ async def test_a_lobby_with_someone_connected_stays() -> None:
         "Ann (host)",  # would pass for the host in the lobby, beside the real Ann
         "Ann\uff08host\uff09",  # fullwidth parentheses: NFKC makes them plain ones
         "Ann *",  # the race panel's mark of your own line
+        "Ann \u2768host\u2769",  # medium parenthesis ornaments: (host) to the eye
+        "Tom [bot]",  # any bracket
+        "Bob \u2217",  # asterisk operator
+        "Bob \u204e",  # low asterisk
+        "Bob \u2731",  # heavy asterisk
     ],
 )
 async def test_blank_and_stacked_names_are_refused(name: str) -> None:
