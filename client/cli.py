@@ -191,7 +191,14 @@ def default_name() -> str:
         if raw:
             try:
                 return normalize(raw.strip()[:MAX_NAME])
-            except BadName:
+            except BadName as exc:
+                if raw is os.environ.get("PATIENCE_RACE_NAME"):
+                    # said, not silently replaced by the login name
+                    print(
+                        f"patience-race: PATIENCE_RACE_NAME is not a name ({exc}): "
+                        "using another (--name sets one)",
+                        file=sys.stderr,
+                    )
                 continue
     return "Player"
 

@@ -291,6 +291,18 @@ def test_the_default_name_is_always_one_the_server_takes(
     assert default_name() == name == normalize(name)
 
 
+def test_a_bad_patience_race_name_is_said(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from client.cli import default_name
+
+    monkeypatch.setenv("USER", "ann")
+    monkeypatch.setenv("PATIENCE_RACE_NAME", "Ann (work)")
+    assert default_name() == "ann"
+    err = capsys.readouterr().err
+    assert "PATIENCE_RACE_NAME is not a name" in err and "--name" in err
+
+
 async def test_a_server_certificate_not_trusted_says_how_to_trust_it(tmp_path: Path) -> None:
     """A wss:// server with a self-signed certificate: the client names the problem and
     SSL_CERT_FILE (and does not suggest running a server); with it, the TLS handshake passes."""
