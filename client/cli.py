@@ -187,12 +187,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def default_name() -> str:
     """``$PATIENCE_RACE_NAME``, else the login name, made a valid display name (cut to
     :data:`~protocol.messages.MAX_NAME` characters); ``Player`` if neither is one."""
-    for raw in (os.environ.get("PATIENCE_RACE_NAME"), _login_name()):
+    for chosen, raw in ((True, os.environ.get("PATIENCE_RACE_NAME")), (False, _login_name())):
         if raw:
             try:
                 return normalize(raw.strip()[:MAX_NAME])
             except BadName as exc:
-                if raw is os.environ.get("PATIENCE_RACE_NAME"):
+                if chosen:
                     # said, not silently replaced by the login name
                     print(
                         f"patience-race: PATIENCE_RACE_NAME is not a name ({exc}): "
