@@ -339,6 +339,8 @@ class RaceApp(App[None]):
                 self.model.status = (
                     "Quit? Press q again (your bots leave with you; your seat is kept a while)."
                 )
+            elif self.model.role == "spectator":
+                self.model.status = "Quit? Press q again (you stop watching)."
             else:
                 self.model.status = (
                     "Quit? Press q again (your seat is kept for a while: join again to resume)."
@@ -408,6 +410,7 @@ class RaceApp(App[None]):
             me = model.me_member()
             if not (me and me.ready):
                 self.run_worker(session.ready(True), group="cmd")
+            model.status = "In the lobby, ready for the next race (r: not ready)."
 
     async def race_key(self, key: str) -> None:
         if self.keys.pending and key != "h":
@@ -595,7 +598,9 @@ class RaceApp(App[None]):
     async def shutdown(self) -> None:
         session = self.session
         if session is not None:
-            if self.model.phase in ("lobby", "results"):
+            # a spectator leaves at once: nothing of theirs is kept (they stayed a minute as a
+            # ghost in the lobby's Watching list, and their name with them)
+            if self.model.phase in ("lobby", "results") or self.model.role == "spectator":
                 await session.leave()
             await session.close()
         for task in self.bots:

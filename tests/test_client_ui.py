@@ -398,3 +398,29 @@ async def test_keys_typed_ahead_of_the_servers_answer_are_played_in_order() -> N
             await pilot.pause(0.3)
             assert state.moves == 2 and not app.typed_ahead
             assert "Waiting for the server" not in status_of(app)
+
+
+async def test_a_spectator_who_quits_mid_race_leaves_at_once() -> None:
+    """q q while watching a race: out of the room at once, name free (they stayed a minute as
+    an 'away' watcher, their name taken, told their 'seat is kept')."""
+    async with running_server() as server:
+        ann, bob = Connection(server.url), Connection(server.url)
+        await ann.open()
+        await bob.open()
+        joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=SPIDER1))
+        assert isinstance(joined, Joined)
+        code = joined.room.code
+        await bob.request(JoinRoom(seq=0, code=code, name="Bob"))
+        await ann.request(Ready(seq=0))
+        await bob.request(Ready(seq=0))
+        app = RaceApp(Plan(action="watch", name="Cy", url=server.url, code=code))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.phase == "racing")
+            await pilot.press("q")
+            assert "you stop watching" in status_of(app)
+            await pilot.press("q")
+            await wait_until(pilot, lambda: not app.is_running)
+        room = server.hub.rooms[code]
+        assert all(m.name != "Cy" for m in room.members.values())
+        await ann.close()
+        await bob.close()
