@@ -22,7 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from protocol.config import OPTIONS, SPIDER, TITLES, GameConfig
-from protocol.messages import MAX_NAME, Settings
+from protocol.messages import MAX_NAME, Kick, Member, Settings
 from protocol.moves import Kind, Move
 
 from . import render
@@ -113,6 +113,8 @@ class RaceApp(App[None]):
         self.server = None
         self.bots: list[asyncio.Task[None]] = []
         self.auto_home = True
+        self.kick_choice: list[Member] | None = None
+        """The host pressed k in the lobby: who the next key may remove (1, 2... 0 for the 10th)."""
         self.typed_ahead: deque[str] = deque()
         """Race keys pressed while a move awaits the server's answer (at most TYPE_AHEAD)."""
         self.kept_options: dict[str, tuple[dict[str, object], str]] = {}
@@ -526,6 +528,28 @@ class RaceApp(App[None]):
             await session.ready(model.phase == "lobby" and not (me and me.ready))
             return
         if not model.is_host():
+            return
+        kick, self.kick_choice = self.kick_choice, None
+        if kick is not None:
+            i = PILE_KEYS.find(key)  # 1..9, 0 for the tenth
+            if 0 <= i < len(kick):
+                who = kick[i]
+                model.status = f"Removing {safe(who.name)}..."
+                await session.command(Kick(seq=0, id=who.id))
+            else:
+                model.status = "Nobody removed."
+            return
+        if key == "k" and model.phase == "lobby":
+            others = [m for m in model.room.members if m.id != model.you][:10]
+            if not others:
+                model.status = "Nobody else is in the room."
+                return
+            self.kick_choice = others
+            names = ", ".join(
+                f"{PILE_KEYS[i]} {safe(m.name)}" + (" (watching)" if m.role != "player" else "")
+                for i, m in enumerate(others)
+            )
+            model.status = f"Remove whom from the room? {names}; any other key: nobody."
             return
         if key == "s" and model.phase == "lobby":
             await session.start()

@@ -424,3 +424,28 @@ async def test_a_spectator_who_quits_mid_race_leaves_at_once() -> None:
         assert all(m.name != "Cy" for m in room.members.values())
         await ann.close()
         await bob.close()
+
+
+async def test_the_host_removes_someone_from_the_lobby() -> None:
+    """A stranger who never gets ready holds the start for good: the host's k, then the number
+    the status line gives them, removes them (the client had no way to send a kick)."""
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            code = app.model.room.code  # type: ignore[union-attr]
+            bob, eve = Connection(server.url), Connection(server.url)
+            await bob.open()
+            await eve.open()
+            await bob.request(JoinRoom(seq=0, code=code, name="Bob"))
+            await eve.request(JoinRoom(seq=0, code=code, name="Eve", spectate=True))
+            await wait_until(pilot, lambda: len(app.model.room.members) == 3)  # type: ignore[union-attr]
+            await pilot.press("k")
+            assert "Remove whom from the room? 1 Bob, 2 Eve (watching)" in app.model.status
+            await pilot.press("x")
+            assert app.model.status == "Nobody removed."
+            await pilot.press("k", "1")
+            await wait_until(pilot, lambda: len(app.model.room.members) == 2)  # type: ignore[union-attr]
+            assert [m.name for m in app.model.room.members] == ["Ann", "Eve"]  # type: ignore[union-attr]
+            await bob.close()
+            await eve.close()
