@@ -280,7 +280,11 @@ class RaceModel:
             )
         state = e.room.state
         if state == "countdown":
-            self.countdown_end = now + (e.countdown_ms or 0) / 1000
+            if e.countdown_ms is None:  # held after a server restart until everyone is back
+                self.countdown_end = None
+                self.status = "The countdown starts again when everyone is back."
+            else:
+                self.countdown_end = now + e.countdown_ms / 1000
         self.race_id = e.room.race_id
         self.commitment = e.room.commitment
         self.phase = state

@@ -607,6 +607,8 @@ class Hub(RaceLifecycle):
         limits = self.limits
         for room in list(self.rooms.values()):
             race = room.race
+            if room.state == "countdown" and room.countdown_end is None and race is not None:
+                self._countdown_after_restart(room, race, now, out)
             if (
                 room.state == "countdown"
                 and room.countdown_end is not None
@@ -778,6 +780,10 @@ class Hub(RaceLifecycle):
                 continue
             # nobody is connected yet: give everyone the grace period to come back
             room.held_until = now + self.limits.grace_s
+            if room.state == "countdown":
+                # held until its players are back (or the grace is over): it ran out with
+                # nobody connected, and the race started with everyone a few seconds behind
+                room.countdown_end = None
             for member_id, answers in live.answers(code).items():
                 member = room.members.get(member_id)
                 if member is None:

@@ -169,6 +169,25 @@ class RaceLifecycle:
         )
         return None
 
+    def _countdown_after_restart(self, room: Room, race: Race, now: float, out: Outbox) -> None:
+        """A countdown restored after a restart is held (``countdown_end`` None) until every
+        player of the race is connected again, or the grace period is over: then it starts
+        again from the top, for everyone at once."""
+        back = all(
+            (m := room.members.get(sid)) is not None and m.conn is not None for sid in race.seats
+        )
+        if not back and now < room.held_until:
+            return
+        room.countdown_end = now + self.limits.countdown_ms / 1000
+        self._event("countdown", room, None, race=race.race_id, after_restart=True)
+        self._broadcast(
+            room,
+            Countdown(
+                race_id=race.race_id, ms=self.limits.countdown_ms, commitment=race.commitment
+            ),
+            out,
+        )
+
     def _move(self, conn: Conn, cmd: MoveCmd, now: float, out: Outbox) -> None:
         room, member = self._membership(conn)
         race = room.race

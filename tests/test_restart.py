@@ -22,6 +22,7 @@ from protocol.messages import (
     MoveCmd,
     Moved,
     RaceOver,
+    Ready,
     Rematch,
     Resume,
     Settings,
@@ -353,6 +354,38 @@ async def test_lobby_and_results_come_back_too(tmp_path: Path) -> None:
         async with Connection(again.url) as dee:
             snap = await dee.request(Resume(seq=0, code=lobby_code, token=lobby_joined[1].token))
             assert isinstance(snap, Snapshot) and snap.you == lobby_joined[1].you
+
+
+async def test_a_countdown_cut_by_a_restart_waits_for_its_players(tmp_path: Path) -> None:
+    """A restart during the countdown: it starts again, for everyone at once, when the players
+    are back (it ran out with nobody connected: the race began with everyone seconds behind,
+    the first back ahead of the second)."""
+    from protocol.messages import Countdown, RaceStart
+
+    from .server_helpers import fast_limits
+
+    db = tmp_path / "races.sqlite3"
+    limits = fast_limits(countdown_ms=800, grace_s=30.0)
+    async with running_server(limits, store=Store(db)) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        for c in conns:
+            await c.request(Ready(seq=0))
+        await conns[0].wait_for(Countdown)
+        await close_all(conns)
+    async with running_server(limits, store=Store(db)) as again:
+        room = again.hub.rooms[code]
+        await asyncio.sleep(1.2)  # longer than the countdown: it is held, nobody is back
+        assert room.state == "countdown" and room.countdown_end is None
+        async with Connection(again.url) as ann, Connection(again.url) as bob:
+            snap = await ann.request(Resume(seq=0, code=code, token=joined[0].token))
+            assert isinstance(snap, Snapshot) and snap.countdown_ms is None
+            await asyncio.sleep(0.3)
+            assert room.state == "countdown" and room.countdown_end is None  # Bob is not back
+            await bob.request(Resume(seq=0, code=code, token=joined[1].token))
+            counted = [await c.wait_for(Countdown) for c in (ann, bob)]
+            assert all(c.ms == 800 and c.commitment == snap.room.commitment for c in counted)
+            starts = [await c.wait_for(RaceStart) for c in (ann, bob)]
+            assert starts[0].race_id == starts[1].race_id == counted[0].race_id
 
 
 async def test_a_bot_comes_back_after_a_restart_and_plays_on(tmp_path: Path) -> None:
