@@ -25,6 +25,11 @@ from protocol.moves import IllegalMove, Kind
 from protocol.notation import format_move, parse_move
 from protocol.spider import SUIT_LENGTH, run_length
 
+MAX_ACTIONS = 5000
+"""Moves and undos one player may make in one race (resigning is always allowed): a race's
+record and stored moves stay bounded (a move and its undo, over and over, never ended; people
+make a few hundred, the bots give up by 1,500)."""
+
 
 class RaceError(Exception):
     """A move the race refuses: ``code`` is the protocol error code."""
@@ -146,6 +151,12 @@ class Race:
         if seat.status != "playing":
             raise RaceError("player_done", f"your race is over: you have {seat.status}")
         move = from_wire(wire)
+        if len(seat.moves) >= MAX_ACTIONS and move.kind != Kind.RESIGN:
+            raise RaceError(
+                "race_too_long",
+                f"a player's race holds at most {MAX_ACTIONS:,} moves and undos: "
+                "resign (x x) or wait for the others",
+            )
         if move.kind == Kind.UNDO and self.undo == "off":
             raise RaceError("undo_off", "undo is off in this room")
         try:

@@ -6,7 +6,8 @@ import pytest
 
 from protocol.config import ConfigError, GameConfig
 from protocol.fairness import commitment
-from protocol.messages import WireMove
+from protocol.messages import WireMove, to_wire
+from protocol.moves import Kind
 from server.race import Race, RaceError, random_number
 
 from .rules_helpers import spider, suit_run
@@ -227,3 +228,27 @@ def test_progress_counts_turned_cards_suits_and_foundation_cards() -> None:
     assert q.turned == 84 and q.moves == 1
     helena = race("st-helena", number=5)
     assert helena.progress()[1].turned == 0 and helena.progress()[1].name == "B"
+
+
+def test_a_players_race_is_bounded_in_moves_and_resigning_still_works(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A move and its undo, over and over, made a record without end: a player's race holds at
+    most MAX_ACTIONS moves and undos; resigning is still taken."""
+    import server.race as race_module
+
+    monkeypatch.setattr(race_module, "MAX_ACTIONS", 6)
+    race = race_module.Race("r1", GameConfig("st-helena", {}), [(1, "Ann"), (2, "Bob")], number=1)
+    race.start(0.0)
+    state = race.seats[1].state
+    done = 0
+    while done < 6:
+        move = next(m for m in state.legal_moves() if m.kind != Kind.REDEAL)
+        race.move(1, to_wire(move), 1.0)
+        race.move(1, WireMove(kind="undo"), 1.0)
+        done += 2
+    with pytest.raises(race_module.RaceError) as refused:
+        race.move(1, WireMove(kind="undo"), 1.0)
+    assert refused.value.code == "race_too_long"
+    race.move(1, WireMove(kind="resign"), 1.0)
+    assert race.seats[1].status == "resigned"
