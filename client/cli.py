@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -102,8 +103,26 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
         else:
             print(f"{clean(path)}: {clean(wrong)}", file=sys.stderr)
             problems += 1
+
+    def problem(text: str) -> None:
+        nonlocal problems
+        print(f"{clean(path)}: {clean(text)}", file=sys.stderr)
+        problems += 1
+
+    se = race.settings
+    try:
+        played = GameConfig(se.game, se.options, se.numbering)
+    except ConfigError:
+        played = None
+    if played != config:
+        problem(f"the settings ({se.game} {dict(se.options)}) are not the revealed game's")
     standing = {s.id: s for s in race.standings}
+    if {p.id for p in race.players} != set(standing) or len(race.standings) != len(standing):
+        problem("the standings and the players' moves are not the same players")
     for player in race.players:
+        times = player.times_ms
+        if len(times) != len(player.moves) or any(b < a for a, b in itertools.pairwise(times)):
+            problem(f"{player.name}: the move times do not go with the moves")
         record = GameRecord(
             game=rv.game,
             options=dict(config.options),
@@ -124,10 +143,17 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
             and view.stock == player.board.stock
         )
         st = standing.get(player.id)
-        same_score = st is None or st.score == state.score()
+        same_score = st is None or (
+            st.score == state.score()
+            and st.moves == state.moves
+            and st.undos == state.undos
+            and (st.status == "won") == state.won
+            and (st.status in ("resigned", "stuck")) <= (state.resigned or state.stuck)
+        )
         if not same_board or not same_score:
             print(
-                f"{clean(path)}: {clean(player.name)}: the moves do not reach the recorded board and score",
+                f"{clean(path)}: {clean(player.name)}: the moves do not reach the recorded board, "
+                "score, counts and result",
                 file=sys.stderr,
             )
             problems += 1

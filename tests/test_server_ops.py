@@ -337,7 +337,8 @@ async def test_replay_checks_an_exported_race(
     out = capsys.readouterr().out
     assert "commitment: verified" in out and "MISMATCH" not in out
     # a tampered export does not check out: another salt, or a move changed
-    data = json.loads(export.read_text())
+    salted_free = export.read_text()
+    data = json.loads(salted_free)
     salted = json.loads(export.read_text())
     salted["reveal"]["salt"] = "0" * len(data["reveal"]["salt"])
     export.write_text(json.dumps(salted))
@@ -348,6 +349,21 @@ async def test_replay_checks_an_exported_race(
     export.write_text(json.dumps(data))
     assert client_main(["replay", str(export)]) == 1
     assert "Ann" in capsys.readouterr().err
+    # what the moves cannot back: a win, counts, the settings, times, a player left out (each
+    # passed, the moves and board being untouched)
+    forgeries = {
+        "the result": lambda d: d["standings"][0].update(status="won"),
+        "the counts": lambda d: d["standings"][0].update(moves=999, undos=7),
+        "the settings": lambda d: d["settings"].update(game="st-helena", options={}),
+        "the times": lambda d: d["players"][0].update(times_ms=d["players"][0]["times_ms"][:-1]),
+        "a player": lambda d: d["standings"].pop(),
+    }
+    for what, forge in forgeries.items():
+        data = json.loads(salted_free)
+        forge(data)
+        export.write_text(json.dumps(data))
+        assert client_main(["replay", str(export)]) == 1, what
+        assert capsys.readouterr().err, what
 
 
 # -- the real process: SIGTERM ----------------------------------------------------------------------
