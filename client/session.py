@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import logging
 import random
+import ssl
 import time
 from collections.abc import Callable
 
@@ -41,6 +42,7 @@ from protocol.moves import Move
 from .model import RaceModel
 from .net import DEFAULT_URL, Connection, Disconnected, ServerError
 from .seats import HeldSeat, forget_seat, hold_seat, room_key, save_seat, saved_seat, seat_in_use
+from .text import safe
 
 log = logging.getLogger("patience_race.client")
 
@@ -305,6 +307,15 @@ class Session:
             self.stopped = True
             self.on_change()
             return True
+        except ssl.SSLCertVerificationError as exc:
+            # the server's certificate changed (or expired) while we were away: trying again
+            # cannot help until someone acts, so say what is wrong (it said "reconnecting")
+            self.model.status = (
+                "Still reconnecting: the server's certificate is not trusted "
+                f"({safe(exc.verify_message or str(exc))}); SSL_CERT_FILE names one to trust (docs/operations.md)."
+            )
+            self.on_change()
+            return False
         except (TimeoutError, Disconnected, OSError, InvalidHandshake):
             self.model.status = RESTARTING if self.restarting else "Still reconnecting..."
             self.on_change()

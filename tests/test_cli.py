@@ -342,6 +342,17 @@ async def test_a_server_certificate_not_trusted_says_how_to_trust_it(tmp_path: P
     try:
         untrusted = await client()
         trusted = await client(("SSL_CERT_FILE", str(cert)))
+        # a client already in a room whose server's certificate changes meanwhile: its
+        # reconnection says why it cannot get back (it said "Still reconnecting..." for ever)
+        from client.model import RaceModel
+        from client.session import Session
+
+        session = Session(url, RaceModel(name="Ann"))
+        session.remember = False
+        session.code, session.model.token = "ABCD2345", "t" * 32
+        assert await session._reconnect() is False
+        assert "certificate is not trusted" in session.model.status
+        assert "SSL_CERT_FILE" in session.model.status
     finally:
         server.close()
         await server.wait_closed()
