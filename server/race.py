@@ -153,18 +153,21 @@ class Race:
         move = from_wire(wire)
         if len(seat.moves) >= MAX_ACTIONS and move.kind != Kind.RESIGN:
             raise RaceError(
-                "race_too_long",
+                "illegal_move",
                 f"a player's race holds at most {MAX_ACTIONS:,} moves and undos: "
                 "resign (x x) or wait for the others",
             )
         if move.kind == Kind.UNDO and self.undo == "off":
             raise RaceError("undo_off", "undo is off in this room")
+        # the position before, for the move's shortest notation there (docs/records.md: records
+        # read as people write moves): only moves between piles and home have a shorter one
+        before = seat.state.copy() if move.kind in (Kind.TABLEAU, Kind.FOUNDATION) else None
         try:
             change = seat.state.apply(move)
         except IllegalMove as exc:
             raise RaceError("illegal_move", str(exc)) from None
         t_ms = self.elapsed_ms(now)
-        notation = format_move(change.move, game=self.config.game)
+        notation = format_move(change.move, before, game=self.config.game)
         self._count(seat, notation, t_ms)
         return MoveResult(
             move=to_wire(change.move),

@@ -39,6 +39,7 @@ from protocol.messages import (
     Settings,
 )
 from server.app import CLOSE_SLOW, RaceServer
+from server.race import MAX_ACTIONS
 from server.records import ByteBudget, RecordCache
 from server.store import Store
 from tests.server_helpers import (
@@ -172,22 +173,24 @@ async def test_a_full_buffer_is_detected_and_progress_is_coalesced() -> None:
         )
         async with slow_readers(server, code, 3):
             await start_race(conns)
-            ann = conns[0]
             moves = 0
             while server.close_codes.get(CLOSE_SLOW, 0) < 3:
-                # a move and its undo, again and again: progress changes every time
-                wire = pick_move(seat_state(server, code, joined[0].you))
+                # a move and its undo, again and again: progress changes every time (Ann, then
+                # Bob: a player's race holds at most MAX_ACTIONS moves and undos)
+                who = (moves // (MAX_ACTIONS // 2)) % 2
+                player, you = conns[who], joined[who].you
+                wire = pick_move(seat_state(server, code, you))
                 assert wire is not None
-                moved = await move(ann, wire.kind, wire.src, wire.dst, wire.count)
+                moved = await move(player, wire.kind, wire.src, wire.dst, wire.count)
                 if moved.can_undo:
-                    await move(ann, "undo")
+                    await move(player, "undo")
                 moves += 1
-                assert moves < 20_000, "the readers that never read were never cut"
+                assert moves < 2 * (MAX_ACTIONS // 2), "the readers that never read were never cut"
                 for pipe in server.pipes.values():
                     assert sum(1 for _, progress in pipe.queue if progress) <= 1
             assert server.hub.metrics.get("progress_coalesced", 0) > 0
             assert server.slow_closes == 3
-            await move(conns[1], "deal")  # the race goes on
+            await move(conns[1 - who], "resign")  # the race goes on
         await close_all(conns)
 
 

@@ -249,6 +249,20 @@ def test_a_players_race_is_bounded_in_moves_and_resigning_still_works(
         done += 2
     with pytest.raises(race_module.RaceError) as refused:
         race.move(1, WireMove(kind="undo"), 1.0)
-    assert refused.value.code == "race_too_long"
+    assert refused.value.code == "illegal_move" and "at most" in refused.value.message
     race.move(1, WireMove(kind="resign"), 1.0)
     assert race.seats[1].status == "resigned"
+
+
+def test_race_records_write_moves_as_people_do() -> None:
+    """A move is recorded in its shortest notation where it was played (``10>7``, not
+    ``10>7:1``; ``2>f`` where the card fits one foundation), as docs/records.md says."""
+    from protocol.notation import format_move
+
+    race = Race("r1", GameConfig("spider", {"suits": 1}), [(1, "Ann")], number=1)
+    race.start(0.0)
+    state = race.seats[1].state
+    move = next(m for m in state.legal_moves() if m.kind == Kind.TABLEAU)
+    race.move(1, to_wire(move), 1.0)
+    assert ":" not in race.seats[1].moves[-1]
+    assert race.seats[1].moves[-1] == format_move(move.__class__(move.kind, move.src, move.dst, 0))
