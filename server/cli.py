@@ -24,7 +24,7 @@ from .cluster import ClusterConfig
 from .limits import Limits
 from .logs import setup_logging
 from .pool import DealPool
-from .store import Store, StoreError, default_db_path
+from .store import Store, StoreError, default_db_path, lock_database
 
 ENV_PREFIX = "PATIENCE_RACE_"
 
@@ -211,8 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-        try:
-            store = Store(args.db)
+        try:  # read-only: no lock needed, nothing created, a running server may hold the file
+            store = Store(args.db, readonly=True)
         except StoreError as exc:
             print(f"patience-race-server: {exc}", file=sys.stderr)
             return 2
@@ -277,12 +277,29 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
+    lock: int | None = None
     if args.db != ":memory:":
         try:  # a database that cannot be used is said in one line, before anything starts
+            lock = lock_database(args.db)  # one server per file: held until the process ends
             Store(args.db).close()
         except StoreError as exc:
+            if lock is not None:
+                os.close(lock)
             print(f"patience-race-server: {exc}", file=sys.stderr)
             return 2
+    try:
+        return _run(args, limits, origins, cluster)
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def _run(
+    args: argparse.Namespace,
+    limits: Limits,
+    origins: list[str] | None,
+    cluster: ClusterConfig | None,
+) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         proxies = [p for p in args.trusted_proxies.split(",") if p.strip()]
         factory = loop_factory(args.loop)
