@@ -192,7 +192,8 @@ class RaceServer:
             await self.cluster.stop()  # its rooms leave the list; they come back with the node
         if self.hub.live is not None and self.store is not None and not self.store.closed:
             with contextlib.suppress(Exception):
-                self.hub.live.alive(self.hub.wall())  # the downtime starts now
+                # the downtime starts now (after a drain: at its start, noted then)
+                self.hub.live.alive(self.hub.wall())
         if self.server is not None:
             asyncio.get_running_loop().set_exception_handler(self._old_exception_handler)
         self._flush()

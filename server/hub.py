@@ -807,8 +807,13 @@ class Hub(RaceLifecycle):
     # -- shutdown ---------------------------------------------------------------------------
 
     def drain(self, retry_ms: int = 5000) -> Outbox:
-        """SIGTERM: no new rooms or races; everyone is told to come back; every connection closes 1012."""
+        """SIGTERM: no new rooms or races; everyone is told to come back; every connection closes 1012.
+
+        The race clocks stop now: the time the drain waits for connections to close is
+        downtime, like the time the server is down, charged to nobody."""
         self.draining = True
+        if self.live is not None:
+            self.live.stop_clock(self.wall())
         out = Outbox()
         for conn in self.conns.values():
             out.send(
