@@ -770,7 +770,13 @@ class Hub(RaceLifecycle):
             except Unrevivable as exc:
                 log.warning(
                     "room_lost",
-                    extra={"fields": {"event": "room_lost", "room": code, "why": str(exc)}},
+                    extra={
+                        "fields": {
+                            "event": "room_lost",
+                            "room": display_code(code),
+                            "why": str(exc),
+                        }
+                    },
                 )
                 self.count("rooms_lost")
                 self._bury(code, doc, now)
@@ -907,7 +913,7 @@ class Hub(RaceLifecycle):
                 out.send(m.conn, event)
 
     def _event(self, name: str, room: Room, member: MemberState | None, **fields: object) -> None:
-        extra = {"event": name, "room": room.code}
+        extra = {"event": name, "room": display_code(room.code)}  # as players see and type it
         if member is not None:
             extra["player"] = f"{member.id}:{member.name}"
         extra.update({k: v for k, v in fields.items() if v is not None})  # type: ignore[misc]
