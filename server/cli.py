@@ -248,7 +248,11 @@ def build_parser() -> argparse.ArgumentParser:
         "comma-separated addresses or networks (127.0.0.1, 10.0.0.0/8) whose X-Forwarded-For is believed",
         check=_networks,
     )
-    opt("node", "", "this server's name as one node of a cluster (empty: a single server)")
+    opt(
+        "node",
+        "",
+        "this server's name as one node of a cluster, taken in lower case (empty: a single server)",
+    )
     opt("redis", "redis://127.0.0.1:6379/0", "the cluster's Redis (with --node)")
     opt(
         "node-url",
@@ -320,6 +324,13 @@ def config_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
+def cluster_config(args: argparse.Namespace) -> ClusterConfig:
+    """The node's configuration.  Its name is taken in lower case: host names are not
+    case-sensitive, and the systemd template names a node after its host (``%H-%i``), which
+    may be written with capitals; ValueError for a name that is not one."""
+    return ClusterConfig(args.node.lower(), args.redis, args.node_url, args.node_expiry)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     problem = config_problem(args)
@@ -382,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cluster = None
     if args.node:
         try:
-            cluster = ClusterConfig(args.node, args.redis, args.node_url, args.node_expiry)
+            cluster = cluster_config(args)
         except ValueError as exc:
             print(f"patience-race-server: --node: {exc}", file=sys.stderr)
             return 2

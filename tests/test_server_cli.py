@@ -187,3 +187,16 @@ def test_zero_stays_valid_where_it_means_something(monkeypatch: pytest.MonkeyPat
         0.0,
         "warning",
     )
+
+
+def test_a_node_named_after_a_host_with_capitals_is_taken_in_lower_case() -> None:
+    """The systemd template names a node %H-%i: a host called Web1 is node web1-01, at
+    /n/web1-01/ (node names are lower-case)."""
+    from server.cli import cluster_config
+
+    args = build_parser().parse_args(["--node", "Web1.Example-01"])
+    config = cluster_config(args)
+    assert config.node == "web1.example-01"
+    assert config.advertised(8701) == "/n/web1.example-01/"
+    with pytest.raises(ValueError):
+        cluster_config(build_parser().parse_args(["--node", "web 1"]))
