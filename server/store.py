@@ -173,6 +173,10 @@ class Store:
                 raise StoreError(f"no such database: {self.path}")
         elif self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            # a new file is its owner's only: it holds live races' deals and open private rooms'
+            # codes (SQLite gives its -wal and -shm files the same mode)
+            with contextlib.suppress(OSError):
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self.group_commit = group_commit
         self.closed = False
         if readonly:

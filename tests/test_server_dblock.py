@@ -114,3 +114,19 @@ def test_read_only_commands_write_nothing(
     assert server_main(["--list-races", "--db", str(empty)]) == 0
     assert server_main(["--export", "0123456789ab", "--db", str(empty)]) == 1
     assert empty.read_bytes() == b""
+
+
+def test_a_new_database_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    """It holds the deals of races in progress and the codes of open private rooms."""
+    import stat
+
+    db = tmp_path / "races.sqlite3"
+    old = os.umask(0o022)
+    try:
+        store = Store(db)
+        store.db.execute("INSERT INTO meta(key, value) VALUES ('x', 'y')")
+        for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+        store.close()
+    finally:
+        os.umask(old)
