@@ -36,8 +36,9 @@ from protocol.messages import ProgressUpdate
 from .cluster import Cluster, ClusterConfig, http_url
 from .hub import Hub
 from .limits import Limits, budget_key
+from .logs import RefusalLog
 from .metrics import GcPauses, Histogram, gc_lines
-from .outbox import CLOSE_FULL, Outbox
+from .outbox import CLOSE_BAD_INPUT, CLOSE_FLOOD, CLOSE_FULL, Outbox
 from .pool import DealPool
 from .store import Store
 
@@ -47,6 +48,9 @@ CLOSE_SLOW = 4413
 """The connection's output stayed over its bound: the peer does not read (docs/protocol.md)."""
 
 _ACCEPT_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+_REFUSED_CLOSES = {CLOSE_BAD_INPUT: "bad_input", CLOSE_FLOOD: "flooding"}
+"""Closes that say a client misbehaved: logged as ``refused`` with its address."""
 
 
 class Pipe:
@@ -108,6 +112,8 @@ class RaceServer:
         self.slow_closes = 0
         self.refused_early = 0
         self._accept_log_at = 0.0
+        self.refusals = RefusalLog(log)
+        """``refused`` lines: an address closed or refused for abuse, at most one a minute."""
         self._accept_errors = 0
         self._old_exception_handler: Any = None
         self.server: Server | None = None
@@ -192,7 +198,8 @@ class RaceServer:
             await self.cluster.stop()  # its rooms leave the list; they come back with the node
         if self.hub.live is not None and self.store is not None and not self.store.closed:
             with contextlib.suppress(Exception):
-                self.hub.live.alive(self.hub.wall())  # the downtime starts now
+                # the downtime starts now (after a drain: at its start, noted then)
+                self.hub.live.alive(self.hub.wall())
         if self.server is not None:
             asyncio.get_running_loop().set_exception_handler(self._old_exception_handler)
         self._flush()
@@ -242,6 +249,10 @@ class RaceServer:
         peer = self.client_address(ws)
         cid = self.hub.connect(time.monotonic(), peer)
         if cid is None:
+            if not self.hub.draining:
+                full = len(self.hub.conns) >= self.limits.max_connections
+                why = "server_full" if full else "too_many_connections"
+                self.refusals.note(peer, why, time.monotonic(), CLOSE_FULL)
             await ws.close(CLOSE_FULL, "server full or restarting: try again later")
             self._count_close(CLOSE_FULL)
             return
@@ -330,6 +341,10 @@ class RaceServer:
         for close in out.closes:
             if close.conn in self.sockets:
                 self._doomed.add(close.conn)
+                why = _REFUSED_CLOSES.get(close.code)
+                conn = self.hub.conns.get(close.conn) if why is not None else None
+                if why is not None and conn is not None:
+                    self.refusals.note(conn.peer, why, time.monotonic(), close.code)
         store = self.store
         if self._held or (store is not None and store.pending):
             self._held.append((out, received))
@@ -489,9 +504,17 @@ class RaceServer:
         self._over.pop(cid, None)
         self._doomed.add(cid)
         self.slow_closes += 1
+        conn = self.hub.conns.get(cid)
         log.info(
             "slow connection cut",
-            extra={"fields": {"event": "slow_closed", "conn": cid, "reason": reason}},
+            extra={
+                "fields": {
+                    "event": "slow_closed",
+                    "conn": cid,
+                    "address": conn.peer if conn is not None else "",
+                    "reason": reason,
+                }
+            },
         )
         with contextlib.suppress(Exception):
             if ws.protocol.state is State.OPEN:
@@ -549,6 +572,10 @@ class RaceServer:
         if busy > limits.max_connections or (peer and mine > limits.max_per_address):
             self.refused_early += 1
             self.hub.count("refused_opening")
+            full = busy > limits.max_connections
+            self.refusals.note(
+                peer, "server_full" if full else "too_many_connections", time.monotonic()
+            )
             transport.abort()
             return
         ws.opening_key = peer  # type: ignore[attr-defined]
@@ -679,6 +706,7 @@ class RaceServer:
                 return Response(304, "Not Modified", Headers(cache), b"")
         if entry is None or not hub.record_budget.take(address, len(body), now):
             hub.count("record_budget_refused")
+            self.refusals.note(address, "record_rate", now, 429)
             wait = hub.record_budget.wait_s(address, now)
             text = (
                 f"race records to your address are limited to {self.limits.record_rate / 1024:.0f}"

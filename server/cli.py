@@ -12,10 +12,12 @@ import contextlib
 import gc
 import ipaddress
 import json
+import math
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from protocol.messages import json_schemas
 
@@ -24,7 +26,7 @@ from .cluster import ClusterConfig
 from .limits import Limits
 from .logs import setup_logging
 from .pool import DealPool
-from .store import Store, StoreError, default_db_path
+from .store import Store, StoreError, default_db_path, lock_database
 
 ENV_PREFIX = "PATIENCE_RACE_"
 
@@ -51,6 +53,48 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
+Check = Callable[[Any], "str | None"]
+"""What is wrong with an option's value, in a few words, or None."""
+
+
+def _number(text: str) -> float:
+    """A finite number (``nan`` and ``inf`` are not settings)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+_number.__name__ = "float"  # what argparse calls it in "invalid float value"
+_KINDS: dict[object, str] = {int: "a whole number", _number: "a number"}
+
+
+def _at_least(low: float) -> Check:
+    return lambda v: None if v >= low else f"must be at least {low}"
+
+
+def _above(low: float) -> Check:
+    return lambda v: None if v > low else f"must be more than {low}"
+
+
+def _between(low: int, high: int) -> Check:
+    return lambda v: None if low <= v <= high else f"must be between {low} and {high}"
+
+
+def _one_of(*choices: str) -> Check:
+    return lambda v: None if v in choices else f"must be one of {', '.join(choices)}"
+
+
+def _networks(text: str) -> str | None:
+    for net in text.split(","):
+        if net.strip():
+            try:
+                ipaddress.ip_network(net.strip(), strict=False)
+            except ValueError as exc:
+                return str(exc)
+    return None
+
+
 def _env(name: str, default: str | None) -> str | None:
     return os.environ.get(ENV_PREFIX + name.upper().replace("-", "_"), default)
 
@@ -63,92 +107,152 @@ def build_parser() -> argparse.ArgumentParser:
         "Every option can also be set as an environment variable PATIENCE_RACE_<OPTION> "
         "(for example PATIENCE_RACE_PORT=9000).",
     )
+    checks: dict[str, tuple[str, Check]] = {}
+    p.set_defaults(_checks=checks)
 
-    def opt(name: str, default: object, help: str, type: type = str) -> None:
+    def opt(
+        name: str,
+        default: object,
+        help: str,
+        type: Callable[[str], Any] = str,
+        check: Check | None = None,
+    ) -> None:
+        """A flag and its environment variable; a value that is not of its ``type``, or that
+        ``check`` finds nonsense, is refused in one line naming the flag or the variable."""
+        kind = _KINDS.get(type, "a value")
         env = _env(name, None)
         value = default
         if env is not None:
+            var = ENV_PREFIX + name.upper().replace("-", "_")
             try:
                 value = type(env)
             except ValueError:
-                var = ENV_PREFIX + name.upper().replace("-", "_")
-                kind = {int: "a whole number", float: "a number"}.get(type, type.__name__)
-                p.error(f"{var}={env!r} is not {kind} (--{name}: {help})")
+                p.exit(2, f"{p.prog}: {var}={env!r} is not {kind} (--{name}: {help})\n")
+            problem = check(value) if check is not None else None
+            if problem is not None:
+                p.exit(2, f"{p.prog}: {var}={env!r}: {problem} (--{name}: {help})\n")
+
+        if check is not None:
+            checks[name.replace("-", "_")] = (name, check)
         p.add_argument(f"--{name}", type=type, default=value, help=f"{help} (default: {default})")
 
     opt("host", "127.0.0.1", "address to listen on")
-    opt("port", 8765, "port to listen on (0: any free port)", int)
+    opt("port", 8765, "port to listen on (0: any free port)", int, _between(0, 65535))
     opt("db", str(default_db_path()), "SQLite database file, or :memory:")
-    opt("grace", limits.grace_s, "seconds a dropped player's seat waits for them", float)
-    opt("countdown-ms", limits.countdown_ms, "countdown before a race starts, in milliseconds", int)
-    opt("max-rooms", limits.max_rooms, "rooms open at once", int)
+    opt(
+        "grace",
+        limits.grace_s,
+        "seconds a dropped player's seat waits for them",
+        _number,
+        _above(0),
+    )
+    opt(
+        "countdown-ms",
+        limits.countdown_ms,
+        "countdown before a race starts, in milliseconds (0: none)",
+        int,
+        _at_least(0),
+    )
+    opt("max-rooms", limits.max_rooms, "rooms open at once", int, _at_least(1))
     opt(
         "max-rooms-per-address",
         limits.max_rooms_per_address,
         "rooms one client address may hold open at once",
         int,
+        _at_least(1),
     )
     opt(
         "rooms-per-minute",
         round(limits.room_create_rate * 60, 3),
         "rooms one client address may open a minute, on average (bursts of 10)",
-        float,
+        _number,
+        _above(0),
     )
-    opt("max-connections", limits.max_connections, "connections open at once", int)
-    opt("max-per-address", limits.max_per_address, "connections from one client address", int)
-    opt("rate", limits.rate, "commands per second per connection, on average", float)
-    opt("burst", limits.burst, "commands per connection at once", int)
+    opt("max-connections", limits.max_connections, "connections open at once", int, _at_least(1))
+    opt(
+        "max-per-address",
+        limits.max_per_address,
+        "connections from one client address",
+        int,
+        _at_least(1),
+    )
+    opt("rate", limits.rate, "commands per second per connection, on average", _number, _above(0))
+    opt("burst", limits.burst, "commands per connection at once", int, _at_least(1))
     opt(
         "idle-timeout",
         limits.idle_timeout_s,
         "seconds before a silent connection outside a race is closed",
-        float,
+        _number,
+        _above(0),
     )
     opt(
         "race-idle",
         limits.race_idle_s,
         "seconds a player in a race may go without a move before they are out of it (0: never)",
-        float,
+        _number,
+        _at_least(0),
     )
     opt(
         "progress-ms",
         int(limits.progress_interval_s * 1000),
         "a room's progress is sent at most this often, in milliseconds",
         int,
+        _between(20, 10_000),
     )
     opt(
         "certified-deals",
         3,
         "deals certified winnable kept ready per game and options (0: rooms cannot ask for one)",
         int,
+        _at_least(0),
     )
-    opt("certify-seconds", 20.0, "the solver's time for one deal, in a background process", float)
+    opt(
+        "certify-seconds",
+        20.0,
+        "the solver's time for one deal, in a background process",
+        _number,
+        _above(0),
+    )
     opt(
         "keep-days",
         limits.keep_days,
         "races older than this many days are deleted with their moves (0: keep every race)",
-        float,
+        _number,
+        _at_least(0),
     )
     opt(
         "slow-timeout",
         limits.slow_timeout_s,
         "seconds a connection's output may stay backed up (a peer not reading) before it is cut",
-        float,
+        _number,
+        _above(0),
     )
-    opt("open-timeout", limits.open_timeout_s, "seconds to finish the WebSocket handshake", float)
+    opt(
+        "open-timeout",
+        limits.open_timeout_s,
+        "seconds to finish the WebSocket handshake",
+        _number,
+        _above(0),
+    )
     opt(
         "record-rate",
         int(limits.record_rate // 1024),
         "race record KiB a second per client address (the burst is four times this)",
         int,
+        _at_least(1),
     )
     opt("origins", "", "comma-separated Origin values allowed (empty: any)")
     opt(
         "trusted-proxies",
         "",
         "comma-separated addresses or networks (127.0.0.1, 10.0.0.0/8) whose X-Forwarded-For is believed",
+        check=_networks,
     )
-    opt("node", "", "this server's name as one node of a cluster (empty: a single server)")
+    opt(
+        "node",
+        "",
+        "this server's name as one node of a cluster, taken in lower case (empty: a single server)",
+    )
     opt("redis", "redis://127.0.0.1:6379/0", "the cluster's Redis (with --node)")
     opt(
         "node-url",
@@ -156,10 +260,32 @@ def build_parser() -> argparse.ArgumentParser:
         "where clients are redirected to reach this node: a path on the proxy or a ws:// URL; "
         "{port} is this server's port (empty: /n/NODE/)",
     )
-    opt("node-expiry", 10.0, "seconds after which a silent node leaves the cluster", float)
-    opt("loop", "auto", "event loop: asyncio, uvloop, or auto (uvloop when it is installed)")
-    opt("log-format", "text", "text (for people) or json (for machines)")
-    opt("log-level", "info", "debug, info, warning or error")
+    opt(
+        "node-expiry",
+        10.0,
+        "seconds after which a silent node leaves the cluster",
+        _number,
+        _at_least(0.5),
+    )
+    opt(
+        "loop",
+        "auto",
+        "event loop: asyncio, uvloop, or auto (uvloop when it is installed)",
+        check=_one_of("auto", "asyncio", "uvloop"),
+    )
+    opt(
+        "log-format",
+        "text",
+        "text (for people) or json (for machines)",
+        check=_one_of("text", "json"),
+    )
+    opt(
+        "log-level",
+        "info",
+        "debug, info, warning or error",
+        str.lower,
+        _one_of("debug", "info", "warning", "error"),
+    )
     p.add_argument(
         "--schema",
         action="store_true",
@@ -187,23 +313,33 @@ def raise_open_file_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
+def config_problem(args: argparse.Namespace) -> str | None:
+    """The first option whose value is nonsense (a flag's: the environment's were refused as
+    the parser was built), in one line, or None."""
+    for dest, (name, check) in args._checks.items():
+        value = getattr(args, dest)
+        problem = check(value)
+        if problem is not None:
+            return f"--{name} {value}: {problem}"
+    return None
+
+
+def cluster_config(args: argparse.Namespace) -> ClusterConfig:
+    """The node's configuration.  Its name is taken in lower case: host names are not
+    case-sensitive, and the systemd template names a node after its host (``%H-%i``), which
+    may be written with capitals; ValueError for a name that is not one."""
+    return ClusterConfig(args.node.lower(), args.redis, args.node_url, args.node_expiry)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    problem = config_problem(args)
+    if problem is not None:
+        print(f"patience-race-server: {problem}", file=sys.stderr)
+        return 2
     if args.schema:
         print(json.dumps(json_schemas(), indent=1))
         return 0
-    if args.loop not in ("auto", "asyncio", "uvloop"):
-        print("patience-race-server: --loop is auto, asyncio or uvloop", file=sys.stderr)
-        return 2
-    if not 0 <= args.port <= 65535:
-        print("patience-race-server: --port is between 0 and 65535", file=sys.stderr)
-        return 2
-    if not 20 <= args.progress_ms <= 10_000:
-        print("patience-race-server: --progress-ms is between 20 and 10000", file=sys.stderr)
-        return 2
-    if args.log_format not in ("text", "json"):
-        print("patience-race-server: --log-format is text or json", file=sys.stderr)
-        return 2
     if args.export or args.list_races:
         if args.db == ":memory:":
             print(
@@ -211,8 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-        try:
-            store = Store(args.db)
+        try:  # read-only: no lock needed, nothing created, a running server may hold the file
+            store = Store(args.db, readonly=True)
         except StoreError as exc:
             print(f"patience-race-server: {exc}", file=sys.stderr)
             return 2
@@ -234,13 +370,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             store.close()
     setup_logging(args.log_format, args.log_level)
     raise_open_file_limit()
-    try:
-        for net in args.trusted_proxies.split(","):
-            if net.strip():
-                ipaddress.ip_network(net.strip(), strict=False)
-    except ValueError as exc:
-        print(f"patience-race-server: --trusted-proxies: {exc}", file=sys.stderr)
-        return 2
     limits = Limits(
         grace_s=args.grace,
         countdown_ms=args.countdown_ms,
@@ -264,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cluster = None
     if args.node:
         try:
-            cluster = ClusterConfig(args.node, args.redis, args.node_url, args.node_expiry)
+            cluster = cluster_config(args)
         except ValueError as exc:
             print(f"patience-race-server: --node: {exc}", file=sys.stderr)
             return 2
@@ -277,12 +406,29 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
+    lock: int | None = None
     if args.db != ":memory:":
         try:  # a database that cannot be used is said in one line, before anything starts
+            lock = lock_database(args.db)  # one server per file: held until the process ends
             Store(args.db).close()
         except StoreError as exc:
+            if lock is not None:
+                os.close(lock)
             print(f"patience-race-server: {exc}", file=sys.stderr)
             return 2
+    try:
+        return _run(args, limits, origins, cluster)
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def _run(
+    args: argparse.Namespace,
+    limits: Limits,
+    origins: list[str] | None,
+    cluster: ClusterConfig | None,
+) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         proxies = [p for p in args.trusted_proxies.split(",") if p.strip()]
         factory = loop_factory(args.loop)

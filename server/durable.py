@@ -13,7 +13,8 @@ transactions as the moves (so before anything that depends on it is acknowledged
   answered again and never applied twice.  Answers that carry a token or a whole snapshot are
   not kept: their number is (so it is not used again), a repeat of one is refused.
 - ``meta.alive_at``: the wall-clock time the server was last known to be running (written about
-  once a second, and when it stops): the time after it, up to the restart, was downtime.
+  once a second, and when it stops: at the start of a drain, not at its end): the time after it,
+  up to the restart, was downtime.
 
 The moves themselves are the ``moves`` rows every race already writes.  :func:`revive` reads it
 all back: each race is dealt again from its number and salt (and must match its commitment), and
@@ -222,6 +223,8 @@ class LiveRooms:
 
     def __init__(self, store: Store) -> None:
         self.store = store  # its tables come with the store's schema (version 2)
+        self.clock_stopped = False
+        """Set by :meth:`stop_clock`: the server is going down, ``alive_at`` stays put."""
 
     def save(self, room: Room) -> None:
         with self.store.writing():
@@ -246,10 +249,20 @@ class LiveRooms:
             )
 
     def alive(self, wall: float) -> None:
+        """Note that the server is alive at ``wall`` (nothing once :meth:`stop_clock` ran)."""
+        if self.clock_stopped:
+            return
         with self.store.writing():
             self.store.db.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('alive_at', ?)", (repr(wall),)
             )
+
+    def stop_clock(self, wall: float) -> None:
+        """The server starts going down (a drain): ``wall`` is the last moment it counts as
+        alive, and every race's clock stops there.  However long the drain then waits for
+        clients to close, that time is downtime, charged to nobody after the restart."""
+        self.alive(wall)
+        self.clock_stopped = True
 
     def alive_at(self) -> float | None:
         row = self.store.db.execute("SELECT value FROM meta WHERE key = 'alive_at'").fetchone()

@@ -772,7 +772,13 @@ class Hub(RaceLifecycle):
             except Unrevivable as exc:
                 log.warning(
                     "room_lost",
-                    extra={"fields": {"event": "room_lost", "room": code, "why": str(exc)}},
+                    extra={
+                        "fields": {
+                            "event": "room_lost",
+                            "room": display_code(code),
+                            "why": str(exc),
+                        }
+                    },
                 )
                 self.count("rooms_lost")
                 self._bury(code, doc, now)
@@ -813,8 +819,13 @@ class Hub(RaceLifecycle):
     # -- shutdown ---------------------------------------------------------------------------
 
     def drain(self, retry_ms: int = 5000) -> Outbox:
-        """SIGTERM: no new rooms or races; everyone is told to come back; every connection closes 1012."""
+        """SIGTERM: no new rooms or races; everyone is told to come back; every connection closes 1012.
+
+        The race clocks stop now: the time the drain waits for connections to close is
+        downtime, like the time the server is down, charged to nobody."""
         self.draining = True
+        if self.live is not None:
+            self.live.stop_clock(self.wall())
         out = Outbox()
         for conn in self.conns.values():
             out.send(
@@ -908,7 +919,7 @@ class Hub(RaceLifecycle):
                 out.send(m.conn, event)
 
     def _event(self, name: str, room: Room, member: MemberState | None, **fields: object) -> None:
-        extra = {"event": name, "room": room.code}
+        extra = {"event": name, "room": display_code(room.code)}  # as players see and type it
         if member is not None:
             extra["player"] = f"{member.id}:{member.name}"
         extra.update({k: v for k, v in fields.items() if v is not None})  # type: ignore[misc]

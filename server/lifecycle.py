@@ -358,7 +358,9 @@ class RaceLifecycle:
             None,
             race=race.race_id,
             reason=reason,
-            winner=standings[0].name if standings and standings[0].status == "won" else None,
+            winner=f"{standings[0].id}:{standings[0].name}"
+            if standings and standings[0].status == "won"
+            else None,
         )
         self._send_progress(room, now, out)
         self._broadcast(room, over, out)

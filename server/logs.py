@@ -6,6 +6,7 @@ import json
 import logging
 import sys
 import time
+from collections import OrderedDict
 
 
 class _Fields(logging.Formatter):
@@ -55,3 +56,64 @@ def setup_logging(fmt: str = "text", level: str = "info") -> None:
     ws.handlers[:] = [handler]
     ws.setLevel(logging.WARNING)
     ws.propagate = False
+
+
+class RefusalLog:
+    """One ``refused`` line per client address and ``every_s`` at most, for an operator's tools
+    (fail2ban): connections closed for bad input (4400) or flooding (4429), refused at the
+    connection limit (1013, or dropped before their handshake), HTTP 429s.
+
+    A flood cannot flood the log: an address refused again within ``every_s`` of its last line
+    is only counted (the next line's ``count`` says how many times it was refused since the one
+    before); at most ``per_second`` lines a second go out in all (a flood from many addresses);
+    and at most ``addresses`` addresses are remembered, the longest unlogged forgotten first.
+    The address is the client's budget key (an IPv6 client's /64); never a token."""
+
+    def __init__(
+        self,
+        logger: logging.Logger,
+        *,
+        every_s: float = 60.0,
+        addresses: int = 10_000,
+        per_second: int = 20,
+    ) -> None:
+        self.log = logger
+        self.every_s = every_s
+        self.max_addresses = addresses
+        self.per_second = per_second
+        self.seen: OrderedDict[str, list[float]] = OrderedDict()
+        """address -> [when its last line went out, refusals since]"""
+        self._second = 0.0
+        self._lines = 0
+        self.skipped = 0
+        """Refusals not logged at once (counted in a later line of their address, if any)."""
+
+    def note(self, address: str, reason: str, now: float, code: int | None = None) -> bool:
+        """``address`` was refused for ``reason`` (with close or status ``code``) at ``now``
+        (monotonic); whether a line went out."""
+        if not address:
+            return False
+        entry = self.seen.get(address)
+        if entry is not None and now - entry[0] < self.every_s:
+            entry[1] += 1
+            self.skipped += 1
+            return False
+        if now - self._second >= 1.0:
+            self._second, self._lines = now, 0
+        if self._lines >= self.per_second:
+            if entry is not None:
+                entry[1] += 1
+            self.skipped += 1
+            return False
+        self._lines += 1
+        count = (entry[1] if entry is not None else 0) + 1
+        fields: dict[str, object] = {"event": "refused", "address": address, "reason": reason}
+        if code is not None:
+            fields["code"] = code
+        fields["count"] = count
+        self.log.warning("refused", extra={"fields": fields})
+        self.seen[address] = [now, 0]
+        self.seen.move_to_end(address)
+        while len(self.seen) > self.max_addresses:
+            self.seen.popitem(last=False)
+        return True

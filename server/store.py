@@ -12,9 +12,12 @@ the race ends.  Finished races are kept as their public record (``RaceRecord`` J
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
 import logging
 import os
+import socket
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -107,6 +110,46 @@ def default_db_path() -> Path:
     return Path(base) / "patience-race" / "races.sqlite3"
 
 
+def lock_database(path: str | Path) -> int:
+    """Take the serving lock of the database at ``path``: an exclusive ``flock`` on the file
+    ``PATH.lock`` beside it, held until the process exits (or the returned descriptor is
+    closed).  Two servers on one file would each restore and end the other's live races; the
+    second is refused, with a :class:`StoreError` naming who holds the lock.
+
+    The lock file is left in place when the server stops (removing it could let a third
+    process lock a file the second still holds open); it holds the holder's pid and host."""
+    lock_path = f"{path}.lock"
+    parent = Path(lock_path).parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot open the lock file {lock_path} ({(exc.strerror or str(exc)).lower()}): the "
+            f"server's user must be able to write {parent}"
+        ) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        try:
+            holder = os.read(fd, 200).decode(errors="replace").strip() or "a process"
+        except OSError:
+            holder = "a process"
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise StoreError(
+                f"{path} is in use by another server ({holder}, which holds {lock_path}): "
+                "stop it first, or use another --db"
+            ) from None
+        raise StoreError(
+            f"cannot lock {lock_path} ({(exc.strerror or str(exc)).lower()}): keep the "
+            "database on a local file system"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode())
+    return fd
+
+
 class Store:
     def __init__(
         self,
@@ -114,16 +157,33 @@ class Store:
         *,
         group_commit: bool = False,
         checkpoint_s: float | None = None,
+        readonly: bool = False,
     ) -> None:
         """``group_commit``: writes open a transaction that stays open until :meth:`commit`
         (the caller commits before acknowledging anything written).  ``checkpoint_s``: checkpoint
-        from a background thread this often instead of in the writing thread (files only)."""
+        from a background thread this often instead of in the writing thread (files only).
+        ``readonly``: for the offline commands (``--list-races``, ``--export``): the file must
+        exist; nothing is created, migrated or written, and a running server may hold it."""
         self.path = str(path)
-        if self.path != ":memory:":
+        self.readonly = readonly
+        self.empty = False
+        """A read-only store on a file with no tables yet: it holds no races."""
+        if readonly:
+            if self.path == ":memory:" or not Path(self.path).is_file():
+                raise StoreError(f"no such database: {self.path}")
+        elif self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            # a new file is its owner's only: it holds live races' deals and open private rooms'
+            # codes (SQLite gives its -wal and -shm files the same mode)
+            with contextlib.suppress(OSError):
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self.group_commit = group_commit
         self.closed = False
-        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        if readonly:
+            uri = Path(self.path).resolve().as_uri() + "?mode=ro"
+            self.db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        else:
+            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         try:
             self._open()
         except sqlite3.DatabaseError as exc:
@@ -186,6 +246,11 @@ class Store:
                     raise StoreError(
                         f"{self.path} is damaged ({bad}): restore a backup, or move it aside"
                     )
+        if self.readonly:
+            self.empty = version == 0 and not tables
+            self.schema_version = version
+            self.vacuum_left = 0
+            return
         if version == 0:
             # a new database: pages freed by the retention go back to the file system
             db.execute("PRAGMA auto_vacuum=INCREMENTAL")
@@ -363,6 +428,8 @@ class Store:
     # -- reads ----------------------------------------------------------------------------
 
     def race_record(self, race_id: str) -> RaceRecord | None:
+        if self.empty:
+            return None
         row = self.db.execute(
             "SELECT record FROM races WHERE id = ? AND record IS NOT NULL", (race_id,)
         ).fetchone()
@@ -378,6 +445,8 @@ class Store:
         return out
 
     def races(self, limit: int = 50) -> list[dict[str, object]]:
+        if self.empty:
+            return []
         rows = self.db.execute(
             "SELECT id, room, started_at, ended_at, end_reason, settings FROM races ORDER BY started_at DESC LIMIT ?",
             (limit,),

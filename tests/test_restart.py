@@ -426,3 +426,56 @@ async def test_a_bot_comes_back_after_a_restart_and_plays_on(tmp_path: Path) -> 
             with contextlib.suppress(BaseException):
                 await bot
             await ann.close()
+
+
+async def test_a_slow_drain_is_downtime_not_race_time(tmp_path: Path) -> None:
+    """SIGTERM's drain waits (up to --grace) for clients' closing handshakes; the race clock
+    stops when the drain starts, so a client slow to close costs nobody race time."""
+    import base64
+    import os
+    import time
+
+    from server.app import RaceServer
+
+    from .server_helpers import fast_limits
+
+    db = tmp_path / "races.sqlite3"
+    server = RaceServer("127.0.0.1", 0, limits=fast_limits(grace_s=2.0), store=Store(db))
+    await server.start()
+    reader = writer = None
+    try:
+        conns, code, _joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        await start_race(conns)
+        # a client that opens a WebSocket, then never answers the server's close
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        key = base64.b64encode(os.urandom(16)).decode()
+        writer.write(
+            (
+                f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                "Sec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+        assert b" 101 " in await reader.readuntil(b"\r\n\r\n")
+        await eventually(lambda: len(server.sockets) == 3, 5)
+        race = server.hub.rooms[code].race
+        assert race is not None
+        ran_before = race.elapsed_ms(time.monotonic())
+        began = time.monotonic()
+        await server.drain()
+        drained_s = time.monotonic() - began
+        assert drained_s >= 1.5, "the slow client held the drain"
+        await close_all(conns)
+    finally:
+        if server.store is not None and not server.store.closed:
+            await server.stop()
+            server.store.close()
+        if writer is not None:
+            writer.close()
+
+    async with server_on(db) as again:
+        race = again.hub.rooms[code].race
+        assert race is not None
+        ran_after = race.elapsed_ms(time.monotonic())
+        # the drain's two seconds are not in the race's time
+        assert ran_after - ran_before < 700, (ran_before, ran_after, drained_s)

@@ -110,7 +110,7 @@ def test_a_port_it_cannot_listen_on_is_said_in_one_line(
 
     monkeypatch.setenv("PATIENCE_RACE_CERTIFIED_DEALS", "0")
     assert main(["--port", "70000", "--db", ":memory:"]) == 2
-    assert "--port is between 0 and 65535" in capsys.readouterr().err
+    assert "--port 70000: must be between 0 and 65535" in capsys.readouterr().err
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -118,3 +118,85 @@ def test_a_port_it_cannot_listen_on_is_said_in_one_line(
         assert main(["--port", str(port), "--db", ":memory:"]) == 2
     err = capsys.readouterr().err
     assert f"cannot listen on 127.0.0.1:{port}" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("var", "value"),
+    [
+        ("PATIENCE_RACE_LOG_LEVEL", "verbose"),
+        ("PATIENCE_RACE_LOG_FORMAT", "xml"),
+        ("PATIENCE_RACE_LOOP", "trio"),
+        ("PATIENCE_RACE_MAX_PER_ADDRESS", "-1"),
+        ("PATIENCE_RACE_GRACE", "-5"),
+        ("PATIENCE_RACE_GRACE", "nan"),
+        ("PATIENCE_RACE_RATE", "0"),
+        ("PATIENCE_RACE_MAX_CONNECTIONS", "0"),
+        ("PATIENCE_RACE_CERTIFIED_DEALS", "-3"),
+        ("PATIENCE_RACE_KEEP_DAYS", "-1"),
+        ("PATIENCE_RACE_PORT", "70000"),
+        ("PATIENCE_RACE_TRUSTED_PROXIES", "not-a-network"),
+    ],
+)
+def test_a_nonsense_environment_variable_is_said_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    var: str,
+    value: str,
+) -> None:
+    monkeypatch.setenv(var, value)
+    with pytest.raises(SystemExit) as done:
+        main(["--db", ":memory:"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith(f"patience-race-server: {var}={value!r}"), err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "said"),
+    [
+        ("--log-level", "verbose", "must be one of debug, info, warning, error"),
+        ("--max-per-address", "-1", "must be at least 1"),
+        ("--grace", "-5", "must be more than 0"),
+        ("--rate", "0", "must be more than 0"),
+        ("--max-connections", "0", "must be at least 1"),
+        ("--certified-deals", "-3", "must be at least 0"),
+        ("--race-idle", "-1", "must be at least 0"),
+    ],
+)
+def test_a_nonsense_flag_is_said_in_one_line(
+    capsys: pytest.CaptureFixture[str], flag: str, value: str, said: str
+) -> None:
+    assert main([flag, value, "--db", ":memory:"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"patience-race-server: {flag} ") and said in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_zero_stays_valid_where_it_means_something(monkeypatch: pytest.MonkeyPatch) -> None:
+    from server.cli import config_problem
+
+    for var in ("CERTIFIED_DEALS", "KEEP_DAYS", "RACE_IDLE", "COUNTDOWN_MS", "PORT"):
+        monkeypatch.setenv(f"PATIENCE_RACE_{var}", "0")
+    monkeypatch.setenv("PATIENCE_RACE_LOG_LEVEL", "WARNING")
+    args = build_parser().parse_args([])
+    assert config_problem(args) is None
+    assert (args.certified_deals, args.keep_days, args.race_idle, args.log_level) == (
+        0,
+        0.0,
+        0.0,
+        "warning",
+    )
+
+
+def test_a_node_named_after_a_host_with_capitals_is_taken_in_lower_case() -> None:
+    """The systemd template names a node %H-%i: a host called Web1 is node web1-01, at
+    /n/web1-01/ (node names are lower-case)."""
+    from server.cli import cluster_config
+
+    args = build_parser().parse_args(["--node", "Web1.Example-01"])
+    config = cluster_config(args)
+    assert config.node == "web1.example-01"
+    assert config.advertised(8701) == "/n/web1.example-01/"
+    with pytest.raises(ValueError):
+        cluster_config(build_parser().parse_args(["--node", "web 1"]))

@@ -1,0 +1,143 @@
+"""The server's log lines: room codes as players see them, the winner as ``id:name``, and one
+``refused`` line (rate-limited) for each address a server closes or refuses for abuse."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed
+
+from protocol.messages import RaceOver, Settings
+from server.logs import RefusalLog
+
+from .rules_helpers import spider, suit_run
+from .server_helpers import close_all, fast_limits, host_and_join, move, running_server, start_race
+
+
+class Lines(logging.Handler):
+    """The structured fields of every line a logger writes."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.fields: list[dict[str, object]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.fields.append(dict(getattr(record, "fields", {}) or {}))
+
+    def events(self, name: str) -> list[dict[str, object]]:
+        return [f for f in self.fields if f.get("event") == name]
+
+
+@pytest.fixture
+def lines() -> Iterator[Lines]:
+    logger = logging.getLogger("patience_race.server")
+    handler = Lines()
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+async def test_rooms_are_logged_as_players_see_them_and_the_winner_as_id_and_name(
+    lines: Lines,
+) -> None:
+    async with running_server() as server:
+        conns, code, joined = await host_and_join(
+            server.url, ["Ann", "Bob"], Settings(game="spider")
+        )
+        await start_race(conns)
+        race = server.hub.rooms[code].race
+        assert race is not None
+        # Ann's board is one move from a win
+        race.seats[joined[0].you].state = spider(
+            suit_run("S", 2), "AS", foundations=["C", "C", "H", "H", "D", "D", "S"]
+        )
+        assert (await move(conns[0], "tableau", 1, 0)).won
+        await move(conns[1], "resign")
+        await conns[0].wait_for(RaceOver)
+        await close_all(conns)
+    shown = f"{code[:4]}-{code[4:]}"
+    created = lines.events("room_created")
+    assert created and created[0]["room"] == shown
+    assert {f["room"] for f in lines.fields if "room" in f} == {shown}
+    over = lines.events("race_over")
+    assert over and over[0]["winner"] == f"{joined[0].you}:Ann"
+
+
+async def test_abuse_is_logged_once_a_minute_per_address(lines: Lines) -> None:
+    limits = fast_limits(max_per_address=2)
+    async with running_server(limits) as server:
+        for _ in range(2):  # garbage until the server closes the connection (4400), twice
+            async with ws_connect(server.url) as ws:
+                with pytest.raises(ConnectionClosed) as closed:
+                    for _ in range(100):
+                        await ws.send(b"\xc1garbage")
+                    while True:
+                        await ws.recv()
+                assert closed.value.rcvd is not None and closed.value.rcvd.code == 4400
+        refused = lines.events("refused")
+        assert refused == [
+            {
+                "event": "refused",
+                "address": "127.0.0.1",
+                "reason": "bad_input",
+                "code": 4400,
+                "count": 1,
+            }
+        ]
+        # the same address refused for another reason within the minute: still counted only
+        async with ws_connect(server.url), ws_connect(server.url):
+            with pytest.raises(ConnectionClosed) as full:
+                async with ws_connect(server.url) as third:
+                    await third.recv()
+            assert full.value.rcvd is not None and full.value.rcvd.code == 1013
+        assert len(lines.events("refused")) == 1
+        assert server.refusals.seen["127.0.0.1"][1] >= 2
+    assert not any("token" in str(f) for f in lines.fields)
+
+
+def test_the_refusal_log_is_bounded() -> None:
+    logger = logging.getLogger("patience_race.test_refusals")
+    handler = Lines()
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        log = RefusalLog(logger, every_s=60, addresses=100, per_second=5)
+        # one address flooding: one line a minute, the next one with the count
+        for i in range(1000):
+            log.note("203.0.113.9", "flooding", 10.0 + i * 0.01, 4429)
+        assert len(handler.fields) == 1
+        assert log.note("203.0.113.9", "flooding", 71.0, 4429)
+        assert handler.fields[-1]["count"] == 1000
+        # many addresses at once: at most per_second lines a second
+        handler.fields.clear()
+        for i in range(1000):
+            log.note(f"2001:db8:{i:x}::/64", "too_many_connections", 100.0 + i / 10_000)
+        assert len(handler.fields) == 5
+        # and the table of addresses stays bounded
+        for i in range(1000):
+            log.note(f"198.51.{i // 256}.{i % 256}", "bad_input", 200.0 + i, 4400)
+        assert len(log.seen) <= 100
+    finally:
+        logger.removeHandler(handler)
+
+
+async def test_a_record_fetch_over_the_budget_is_logged(lines: Lines) -> None:
+    from .server_helpers import http_get
+    from .test_server_ops import finished_race
+
+    async with running_server(fast_limits(record_rate=1, record_burst=1)) as server:
+        over, _ = await finished_race(server)
+        statuses = [(await http_get(server, f"/races/{over.race_id}"))[0] for _ in range(3)]
+        assert 429 in statuses
+    refused = lines.events("refused")
+    assert [(f["address"], f["reason"], f["code"]) for f in refused] == [
+        ("127.0.0.1", "record_rate", 429)
+    ]
