@@ -620,7 +620,9 @@ class Hub(RaceLifecycle):
                 continue  # the room closed
             if race is not None and room.state == "racing":
                 deadline = race.deadline
-                if deadline is not None and now >= deadline:
+                if deadline is not None and now >= deadline and not self.draining:
+                    # (not while draining: the race clock stopped when the drain began, and
+                    # its last seconds are played after the restart)
                     self._check_end(room, now, out)
                 elif now >= race.idle_due and not self.draining:
                     self._idle(room, race, now, out)
