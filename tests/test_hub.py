@@ -705,3 +705,14 @@ def test_a_racer_back_from_a_drop_who_never_moves_is_still_timed_out() -> None:
     h.tick(0.1)
     assert seat.status == "left"  # 50 s without a move, here again: out
     assert h.got(ann, RaceOver)
+
+
+def test_a_time_limit_does_not_run_out_during_a_drain() -> None:
+    """The race clock stops when a drain begins: the time limit's last seconds are played after
+    the restart, not run out while nobody can move."""
+    h = Harness()
+    code, _, _ = h.race(Settings(mode="score", time_limit=2), "Ann", "Bob")
+    h.tick(1.0)
+    h.take(h.hub.drain())
+    h.tick(5.0)
+    assert h.hub.rooms[code].state == "racing"
