@@ -94,8 +94,12 @@ class RaceApp(App[None]):
     Screen { layout: vertical; }
     #top { height: 1; background: $boost; }
     #main { height: 1fr; }
+    #top { text-wrap: nowrap; text-overflow: ellipsis; }
     #board { width: 1fr; height: 1fr; padding: 0 1; }
+    #board.grid { text-wrap: nowrap; text-overflow: clip; }
     #side { width: 32; padding: 0 1; border-left: solid $primary-darken-2; }
+    #side { text-wrap: nowrap; text-overflow: clip; }
+    #status { text-wrap: nowrap; text-overflow: ellipsis; }
     #side.wide { width: 40; }
     #status { height: 2; background: $boost; padding: 0 1; }
     """
@@ -262,8 +266,20 @@ class RaceApp(App[None]):
         width = max(20, main.content_region.width or (self.size.width - 34))
         height = max(8, self.size.height - 1 - status_h if self.size.height else 18)
         self.grid = None
+        small = self.too_small()
+        # the race's board and the countdown's digits are cropped, never wrapped (a wrapped
+        # board shows cards where they are not, and clicks would pick others)
+        main.set_class(m.phase in ("racing", "countdown") and not m.holding and not small, "grid")
         if m.phase in ("kicked", "gone"):
             main.update(render.message_screen(m))
+        elif small:
+            goes_on = {
+                "racing": "the race goes on",
+                "countdown": "the race is about to start",
+            }.get(m.phase, "you are still in the room")
+            if m.holding:
+                goes_on = "you are still in the room"
+            main.update(render.too_small(self.size.width, self.size.height, goes_on=goes_on))
         elif m.holding:
             main.update(render.results(m, width, self.join_hint))
         elif m.phase == "lobby":
@@ -278,10 +294,15 @@ class RaceApp(App[None]):
         else:
             main.update(Text("Connecting..."))
         side = self.side
-        side.display = bool(m.progress) and m.phase == "racing" and not m.holding
+        side.display = bool(m.progress) and m.phase == "racing" and not m.holding and not small
         side.set_class(self.size.width >= 120, "wide")
         side_w = 40 if self.size.width >= 120 else 32
         side.update(render.opponents(m, side_w - 3, max(4, self.size.height - 3)))
+
+    def too_small(self) -> bool:
+        """Is the terminal smaller than every game's board needs (it is then not drawn)?"""
+        w, h = self.size.width, self.size.height
+        return bool(w and h) and (w < render.MIN_WIDTH or h < render.MIN_HEIGHT)
 
     def draw_status(self, keys: str, reconnecting: bool) -> int:
         """The status line: the last message (two lines when it needs them, the board giving

@@ -349,6 +349,22 @@ def _in_race(model: RaceModel) -> bool:
 
 # -- boards ---------------------------------------------------------------------------------
 
+MIN_WIDTH, MIN_HEIGHT = 80, 24
+"""The smallest terminal every game's board is drawn whole in (with the race panel): below it
+the board is not drawn at all (a board cut or wrapped shows cards where they are not, and a
+click would pick another card than the one under the mouse)."""
+
+
+def too_small(
+    width: int, height: int, what: str = "the race", goes_on: str = "the race goes on"
+) -> Text:
+    """What the board says on a terminal smaller than :data:`MIN_WIDTH` x :data:`MIN_HEIGHT`."""
+    return Text(
+        f"This terminal is {width}x{height}: {what} needs at least {MIN_WIDTH}x{MIN_HEIGHT}. "
+        f"Make it bigger; {goes_on}.",
+        style="bold yellow",
+    )
+
 
 def board(model: RaceModel, keys: Keys, height: int = 18, width: int = 46) -> Text:
     return board_grid(model, keys, height, width).text()
@@ -359,9 +375,9 @@ def board_grid(model: RaceModel, keys: Keys, height: int = 18, width: int = 46) 
     grid = Grid()
     if state is None:
         if model.role == "spectator" or model.phase == "racing":
-            grid.put(
-                0, 0, Text("You are watching: boards stay private until the race is over.", DIM)
-            )
+            sentence = "You are watching: boards stay private until the race is over."
+            for y, line in enumerate(wrap_cells(sentence, width, 2)):  # (cropped, not wrapped)
+                grid.put(y, 0, Text(line, DIM))
         return grid
     if state.config.game == SPIDER:
         _spider(grid, model, keys, height, width)

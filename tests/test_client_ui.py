@@ -360,3 +360,52 @@ async def test_undoing_a_suit_sent_home_keeps_it_on_its_pile() -> None:
             assert not any(state.foundations)
             assert state.undos == 1 and app.auto_home is False
             assert "home off" in text_of(app, "#top")
+
+
+def board_of(app: RaceApp) -> str:
+    return text_of(app, "#board")
+
+
+async def test_a_terminal_too_small_says_so_and_the_keys_still_work() -> None:
+    """60x20: the board says the race needs 80x24 (it drew piles 8-0 on extra lines under 1-3,
+    and clicks picked other cards than the one under the mouse); keys still play; made bigger,
+    the board comes back whole, its lines cropped, never wrapped."""
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1_DEAL1))
+        async with app.run_test(size=(60, 20)) as pilot:
+            bob = await start_with_bob(app, pilot, server.url)
+            assert board_of(app) == (
+                "This terminal is 60x20: the race needs at least 80x24. "
+                "Make it bigger; the race goes on."
+            )
+            assert app.grid is None and not app.side.display
+            await pilot.click("#board", offset=(5, 5))  # nothing to click: nothing happens
+            state = app.model.state
+            assert state is not None and state.moves == 0 and app.keys.source is None
+            await pilot.press("d")
+            await wait_until(pilot, lambda: len(state.stock) == 40)
+            await pilot.resize_terminal(40, 12)
+            await pilot.pause(0.3)
+            assert "This terminal is 40x12" in board_of(app).replace("\n", " ")
+            await pilot.resize_terminal(80, 24)
+            await pilot.pause(0.3)
+            board = app.query_one("#board", Static)
+            assert "Stock 40 (4 deals)" in board_of(app) and app.side.display
+            assert board.has_class("grid")  # (cropped, not wrapped: text-wrap: nowrap)
+            assert board.styles.text_wrap == "nowrap"
+            await bob.close()
+
+
+async def test_practice_says_when_the_terminal_is_too_small() -> None:
+    """Practice's St. Helena at 60x20 says it needs 80x24 (it wrapped and cut piles 7-12)."""
+    from client.practice_app import PracticeApp
+    from protocol.config import GameConfig
+
+    app = PracticeApp(GameConfig("st-helena", {}), 3)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause(0.2)
+        assert board_of(app).startswith("This terminal is 60x20: practice needs at least 80x24")
+        assert app.grid is None
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.3)
+        assert "kings" in board_of(app) and app.grid is not None

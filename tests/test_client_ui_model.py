@@ -838,3 +838,10 @@ def test_a_racer_out_for_idling_shows_as_idle_in_the_panel_and_the_results() -> 
     assert "Ann" in text and " idle " in text and " left " in text
     panel = render.opponents(model, 29).plain
     assert "idle" in panel and "left" in panel
+
+
+def test_the_board_says_when_the_terminal_is_too_small() -> None:
+    text = render.too_small(60, 20).plain
+    assert text == (
+        "This terminal is 60x20: the race needs at least 80x24. Make it bigger; the race goes on."
+    )
