@@ -12,11 +12,12 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -57,13 +58,33 @@ class Plan:
 
 
 class HelpScreen(ModalScreen[None]):
+    """The keys, over the race (which goes on underneath).  As wide as the screen allows, and
+    scrolled when taller: the arrows, PageUp/PageDown, Home and End scroll, any other key goes
+    back."""
+
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    #help { width: 78; height: auto; max-height: 100%; border: round $primary; padding: 0 1; background: $surface; }
+    #help {
+        width: 78; max-width: 100%; height: auto; max-height: 100%;
+        border: round $primary; padding: 0 1; background: $surface;
+        scrollbar-size-vertical: 1;
+    }
     """
 
+    TEXT = render.HELP
+    SCROLL_KEYS: ClassVar[dict[str, str]] = {
+        "up": "scroll_up",
+        "down": "scroll_down",
+        "pageup": "scroll_page_up",
+        "pagedown": "scroll_page_down",
+        "home": "scroll_home",
+        "end": "scroll_end",
+    }
+
     def compose(self) -> ComposeResult:
-        yield Static(Text(render.HELP), id="help")
+        with VerticalScroll(id="help", can_focus=False) as box:
+            box.border_subtitle = "↑↓ PgUp PgDn: scroll   any other key: back"
+            yield Static(Text(self.TEXT))
 
     closing = False
     """Dismissed already: keys typed fast reach the screen again before it is gone, and a second
@@ -72,6 +93,13 @@ class HelpScreen(ModalScreen[None]):
     def on_key(self, event: events.Key) -> None:
         event.stop()
         event.prevent_default()
+        scroll = self.SCROLL_KEYS.get(event.key)
+        if scroll is not None:
+            getattr(self.query_one("#help", VerticalScroll), scroll)(animate=False)
+            return
+        self.close()
+
+    def close(self) -> None:
         if not self.closing:
             self.closing = True
             self.dismiss()

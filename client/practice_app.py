@@ -46,10 +46,7 @@ turned up, deal or redeal.
 
 
 class PracticeHelp(HelpScreen):
-    def compose(self):  # type: ignore[no-untyped-def]
-        from textual.widgets import Static
-
-        yield Static(Text(PRACTICE_HELP), id="help")
+    TEXT = PRACTICE_HELP
 
 
 class PracticeApp(RaceApp):

@@ -409,3 +409,34 @@ async def test_practice_says_when_the_terminal_is_too_small() -> None:
         await pilot.resize_terminal(80, 24)
         await pilot.pause(0.3)
         assert "kings" in board_of(app) and app.grid is not None
+
+
+async def test_the_help_fits_a_narrow_terminal_and_scrolls() -> None:
+    """At 60x20 the help is as wide as the screen and scrolls (its right side and its end,
+    Results and "Press any key to go back", were cut): arrows, PageDown and End scroll, any
+    other key goes back."""
+    from textual.containers import VerticalScroll
+
+    from client.app import HelpScreen
+    from client.practice_app import PracticeApp
+    from protocol.config import GameConfig
+
+    app = PracticeApp(GameConfig("st-helena", {}), 3)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("?")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, HelpScreen)
+        box = app.screen.query_one("#help", VerticalScroll)
+        assert box.outer_size.width <= 60 and box.outer_size.height <= 20
+        assert box.max_scroll_y > 0
+        await pilot.press("pagedown", "down", "end")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, HelpScreen)  # scrolling keys do not close it
+        assert box.scroll_y == box.max_scroll_y
+        await pilot.press("up")
+        await pilot.pause(0.1)
+        assert box.scroll_y == box.max_scroll_y - 1
+        await pilot.press("x")
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, HelpScreen)
