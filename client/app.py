@@ -17,6 +17,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -118,6 +119,13 @@ class Board(Static):
 
 class RaceApp(App[None]):
     TITLE = "Patience Race"
+    ENABLE_COMMAND_PALETTE = False  # (ctrl+p: Textual's own commands, none of them the game's)
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # Textual's ctrl+q quits at once and its ctrl+c says to press ctrl+q: both are the
+        # game's q instead, with its confirmation (a guest's room, the race, the seat)
+        Binding("ctrl+q", "game_quit", show=False, priority=True),
+        Binding("ctrl+c", "game_quit(True)", show=False, priority=True),
+    ]
     CSS = """
     Screen { layout: vertical; }
     #top { height: 1; background: $boost; }
@@ -341,6 +349,18 @@ class RaceApp(App[None]):
             self.status_line.styles.height = lines
         self.status_line.update(text)
         return lines
+
+    async def action_game_quit(self, copy: bool = False) -> None:
+        """Ctrl+Q and Ctrl+C: the game's own q, through its key handling (so the same
+        confirmation); ctrl+c (``copy``) with text selected still copies it."""
+        screen = self.screen
+        selected = getattr(screen, "get_selected_text", None)
+        if copy and selected is not None and selected():
+            self.copy_to_clipboard(selected())
+            return
+        if isinstance(screen, HelpScreen):
+            screen.close()  # the confirmation is on the status line, under the help
+        await self.on_key(events.Key("q", "q"))
 
     def on_resize(self, event: events.Resize) -> None:
         self.call_after_refresh(self.refresh_view)

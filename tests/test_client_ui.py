@@ -440,3 +440,25 @@ async def test_the_help_fits_a_narrow_terminal_and_scrolls() -> None:
         await pilot.press("x")
         await pilot.pause(0.2)
         assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_textual_keys_go_through_the_games_own_quit() -> None:
+    """Ctrl+Q and Ctrl+C are q (with its warning that play's room closes for a guest), never
+    Textual's quit at once or its toast; Ctrl+P opens no command palette."""
+    app = RaceApp(Plan(action="play", name="Ann", settings=SPIDER1))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.model.phase == "lobby" and app.server is not None)
+        guest = Connection(app.server.url)  # type: ignore[union-attr]
+        await guest.open()
+        await guest.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: "Bob" in app.guests())
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        assert len(app.screen_stack) == 1 and not app.use_command_palette
+        await pilot.press("ctrl+q")
+        await pilot.pause(0.2)
+        assert app.is_running and app.quit_armed
+        assert "the room closes for Bob" in status_of(app)
+        await pilot.press("?", "ctrl+c")  # over the help too: it goes, and this second q quits
+        await wait_until(pilot, lambda: not app.is_running)
+        await guest.close()
