@@ -319,7 +319,7 @@ class RaceApp(App[None]):
         elif m.holding:
             main.update(render.results(m, width, self.join_hint))
         elif m.phase == "lobby":
-            main.update(render.lobby(m, join_hint=self.join_hint))
+            main.update(render.lobby(m, join_hint=self.join_hint, width=width))
         elif m.phase == "countdown":
             main.update(render.countdown(m, width, height))
         elif m.phase == "racing":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from protocol import cards
@@ -202,7 +203,24 @@ def footer_keys(model: RaceModel) -> str:
 # -- lobby and countdown ----------------------------------------------------------------------------
 
 
-def lobby(model: RaceModel, now: float | None = None, join_hint: str | None = None) -> Text:
+def watching_line(names: list[str], width: int) -> str:
+    """Who watches, on one line of ``width`` cells: as many names as fit, then "+N more" (the
+    host's settings keys below must stay on an 80x24 screen however many watch)."""
+    names = [safe(n) for n in names]
+    for shown in range(len(names), 0, -1):
+        line = ", ".join(names[:shown])
+        if shown < len(names):
+            line += f" +{len(names) - shown} more"
+        if cell_len(line) <= width:
+            return line
+    # not even one whole name: the first, cut, and how many more
+    more = f" +{len(names) - 1} more" if len(names) > 1 else ""
+    return clip(names[0], max(4, width - len(more))) + more
+
+
+def lobby(
+    model: RaceModel, now: float | None = None, join_hint: str | None = None, width: int = 78
+) -> Text:
     t = Text()
     room = model.room
     if room is None:
@@ -276,7 +294,7 @@ def lobby(model: RaceModel, now: float | None = None, join_hint: str | None = No
     watchers = [m.name for m in room.members if m.role == "spectator"]
     if watchers:
         t.append("\nWatching: ", style="magenta")
-        t.append_text(plain(", ".join(watchers), "magenta"))
+        t.append(watching_line(watchers, width - len("Watching: ")), style="magenta")
         t.append("\n")
     t.append("\n")
     if model.phase == "countdown":

@@ -840,6 +840,27 @@ def test_a_racer_out_for_idling_shows_as_idle_in_the_panel_and_the_results() -> 
     assert "idle" in panel and "left" in panel
 
 
+def test_many_watchers_take_one_line_and_the_settings_keys_stay() -> None:
+    """11 watchers at 80x24: one "Watching:" line, "+N more", and the host's settings keys still
+    on the board (the list took three lines and pushed them off)."""
+    host = RaceModel(name="Ann", you=1, phase="lobby")
+    members = [member(1, "Ann"), member(2, "Bob")]
+    members += [member(i, f"Watcher number {i}", role="spectator") for i in range(3, 14)]
+    host.room = room(members)
+    host.room.settings.seats = 16
+    text = render.lobby(host, width=78).plain
+    lines = text.rstrip("\n").splitlines()
+    watching = [line for line in lines if line.startswith("Watching:")]
+    assert len(watching) == 1 and cell_len(watching[0]) <= 78, watching
+    assert "Watcher number 3" in watching[0] and re.search(r" \+\d+ more$", watching[0])
+    shown = watching[0].count("Watcher number")
+    assert f"+{11 - shown} more" in watching[0]
+    assert "g game  o/v options" in text and len(lines) <= 21
+    one = RaceModel(name="Ann", you=1, phase="lobby")
+    one.room = room([member(1, "Ann"), member(2, "[/]Cy", role="spectator")])
+    assert "Watching: [/]Cy\n" in render.lobby(one).plain  # (a name is plain text)
+
+
 def test_the_board_says_when_the_terminal_is_too_small() -> None:
     text = render.too_small(60, 20).plain
     assert text == (
