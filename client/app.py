@@ -330,10 +330,17 @@ class RaceApp(App[None]):
         else:
             main.update(Text("Connecting..."))
         side = self.side
-        side.display = bool(m.progress) and m.phase == "racing" and not m.holding and not small
+        # (a spectator has no board: everyone's progress is in the main area instead)
+        side.display = (
+            bool(m.progress)
+            and m.phase == "racing"
+            and not m.holding
+            and m.state is not None
+            and not small
+        )
         side.set_class(self.size.width >= 120, "wide")
         side_w = 40 if self.size.width >= 120 else 32
-        side.update(render.opponents(m, side_w - 3, max(4, self.size.height - 3)))
+        side.update(render.opponents(m, side_w - 3, height))
 
     def too_small(self) -> bool:
         """Is the terminal smaller than every game's board needs (it is then not drawn)?"""

@@ -393,9 +393,8 @@ def board_grid(model: RaceModel, keys: Keys, height: int = 18, width: int = 46) 
     grid = Grid()
     if state is None:
         if model.role == "spectator" or model.phase == "racing":
-            sentence = "You are watching: boards stay private until the race is over."
-            for y, line in enumerate(wrap_cells(sentence, width, 2)):  # (cropped, not wrapped)
-                grid.put(y, 0, Text(line, DIM))
+            for y, line in enumerate(watching(model, width, height).split("\n")):
+                grid.put(y, 0, line)
         return grid
     if state.config.game == SPIDER:
         _spider(grid, model, keys, height, width)
@@ -740,8 +739,10 @@ def race_share(p: Progress, game: str) -> tuple[int, int, str]:
 
 
 def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
-    """The race panel: one block per player, fixed columns, names cut with an ellipsis.  With
-    more players than ``height`` lines hold (16 at 80x24), the leaders that fit, then yours."""
+    """The race panel: each player's name, status, score and how far they are, in fixed columns,
+    names cut with an ellipsis.  Three lines a player (a bar, the moves) when ``height`` lines
+    hold everyone so, else two, else one; with more players than even that (16 in a short
+    panel), the leaders that fit, then yours, and how many are not shown."""
     t = Text(no_wrap=True, overflow="crop")
     if not model.progress:
         return t
@@ -750,16 +751,17 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
     width = max(20, width)
     bar_w = width - 14
     order = sorted(model.progress, key=lambda p: (-p.score, p.score_ms))
-    fit = (height - 1) // 3 if height else len(order)
+    rows = height - 1 if height else 3 * len(order)  # below the "Race" line
+    per = next((n for n in (3, 2, 1) if n * len(order) <= rows), 1)
     hidden = 0
-    if len(order) > fit >= 1:
-        fit = max(1, (height - 2) // 3)  # and a line to say how many are not shown
+    if per * len(order) > rows:
+        fit = max(1, rows - 1)  # and a line to say how many are not shown
         mine = [p for p in order if p.id == model.you]
-        shown = order[: fit - len(mine)]
+        shown = order[: fit - len(mine)] if mine else order[:fit]
         if mine and mine[0] not in shown:
             shown += mine
-        hidden = len(order) - len(shown if mine else order[:fit])
-        order = shown if mine else order[:fit]
+        hidden = len(order) - len(shown)
+        order = shown
     bots = {m.id for m in model.room.members if m.bot} if model.room else set()
     for p in order:
         me = p.id == model.you
@@ -776,27 +778,45 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
             status = "away"
         elif p.connected and p.status == "left":
             status = "idle"  # still here, out of the race for making no move
-        name_w = width - 7 - (len(status) + 1 if status else 0)
+        done, total, unit = race_share(p, game)
+        share = f" {done}/{total}" if per == 1 else ""  # one line: no bar, the count instead
+        name_w = width - 7 - len(share) - (len(status) + 1 if status else 0)
         line = Text()
         tag = " (bot)" if p.id in bots else ""
+        if len(tag) + 6 > name_w:  # a short line (one a player, a long status): the name first
+            tag = ""
         name = clip(p.name, name_w - 2 - len(tag)) + tag + (" *" if me else "")
         line.append(name, style="bold" if me else "")
         line.pad_right(name_w - line.cell_len)
         if status:
             line.append(" " + status, style="bold yellow" if p.status == "won" else DIM)
+        if share:
+            line.append(share, style=DIM)
         line.append(f"{p.score:>7}", style="green")
         t.append_text(line)
         t.append("\n")
-        done, total, unit = race_share(p, game)
-        filled = round(bar_w * min(done, total) / total)
-        t.append(" " + "█" * filled + "░" * (bar_w - filled), style="green" if me else "cyan")
-        t.append(f"{f'{done}/{total} {unit}':>13}\n", style=DIM)
-        when = clock(p.finish_ms) if p.finish_ms is not None else ""
-        detail = f" {plural(p.moves, 'move')}, {plural(p.undos, 'undo')}"
-        detail = detail[: width - 6].ljust(width - 6) + f"{when:>6}"
-        t.append(detail + "\n", style=DIM)
+        if per >= 2:
+            filled = round(bar_w * min(done, total) / total)
+            t.append(" " + "█" * filled + "░" * (bar_w - filled), style="green" if me else "cyan")
+            t.append(f"{f'{done}/{total} {unit}':>13}\n", style=DIM)
+        if per >= 3:
+            when = clock(p.finish_ms) if p.finish_ms is not None else ""
+            detail = f" {plural(p.moves, 'move')}, {plural(p.undos, 'undo')}"
+            detail = detail[: width - 6].ljust(width - 6) + f"{when:>6}"
+            t.append(detail + "\n", style=DIM)
     if hidden:
         t.append(f" +{hidden} more\n", style=DIM)
+    return t
+
+
+def watching(model: RaceModel, width: int, height: int) -> Text:
+    """A spectator's main area during a race: the boards are private, so everyone's progress,
+    as large as the area allows."""
+    sentence = "You are watching: boards stay private until the race is over."
+    t = Text("\n".join(wrap_cells(sentence, width, 2)), DIM)  # (the board is cropped, not wrapped)
+    if model.progress and height > 3:
+        t.append("\n\n")
+        t.append_text(opponents(model, min(width, 72), height - 2))
     return t
 
 

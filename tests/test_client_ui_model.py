@@ -157,11 +157,11 @@ def test_the_race_panel_keeps_your_own_line_when_it_cannot_show_everyone() -> No
     model.progress = [progress(1, "me", score=0)] + [
         progress(i, f"Bot {i}", score=1000 - i) for i in range(2, 17)
     ]
-    text = render.opponents(model, 29, 21).plain
+    text = render.opponents(model, 29, 12).plain
     lines = text.rstrip("\n").splitlines()
-    assert len(lines) <= 21 and "me *" in text  # the last by score, still shown
+    assert len(lines) <= 12 and "me *" in text  # the last by score, still shown
     assert "Bot 2" in text and "Bot 16" not in text  # the leaders first
-    assert "+10 more" in text  # those not shown are counted, not dropped silently
+    assert "+6 more" in text  # those not shown are counted, not dropped silently
     assert "Bot 16" in render.opponents(model, 29).plain  # no height: everyone
     assert "more" not in render.opponents(model, 29).plain
 
@@ -838,6 +838,48 @@ def test_a_racer_out_for_idling_shows_as_idle_in_the_panel_and_the_results() -> 
     assert "Ann" in text and " idle " in text and " left " in text
     panel = render.opponents(model, 29).plain
     assert "idle" in panel and "left" in panel
+
+
+def sixteen_racing(you: int = 1, role: str = "player") -> RaceModel:
+    model = RaceModel(name="me", you=you, role=role, phase="racing")
+    model.room = room([member(1, "me")], state="racing")
+    model.progress = [progress(1, "me", score=0)] + [
+        progress(i, f"Bot {i}", score=1000 - i, suits=i % 3) for i in range(2, 17)
+    ]
+    return model
+
+
+def test_the_race_panel_uses_the_rows_it_has() -> None:
+    """16 players in the 21 rows of the race panel at 80x24: everyone, a line each (it showed 5
+    in blocks of three lines and "+11 more", four rows left empty); fewer players, or more rows,
+    get the bars and the moves."""
+    model = sixteen_racing()
+    lines = render.opponents(model, 29, 21).plain.rstrip("\n").splitlines()
+    assert len(lines) == 17 and all(cell_len(line) <= 29 for line in lines)
+    assert "more" not in "\n".join(lines)
+    for i in range(2, 17):
+        assert any(f"Bot {i}" in line and "/8" in line for line in lines), i
+    assert any("me *" in line for line in lines)
+    two = render.opponents(model, 29, 33).plain  # two lines a player: the bars come back
+    assert two.count("█") + two.count("░") > 0 and "moves" not in two
+    three = render.opponents(model, 37, 56).plain  # 200x60: three lines a player
+    assert "16 move" not in three and three.count("0 moves, 0 undos") == 16
+
+
+def test_a_spectator_sees_everyones_progress_in_the_main_area() -> None:
+    """A spectator has no board: the main area lists every player (at 80x24 the panel showed
+    6 of 16 beside one sentence; at 200x60 the main area was empty)."""
+    model = sixteen_racing(you=99, role="spectator")
+    small = render.board_grid(model, Keys(model), 21, 46).text().plain
+    assert "boards stay private" in small
+    lines = small.splitlines()
+    assert len(lines) <= 21 and all(cell_len(line) <= 46 for line in lines)
+    for i in range(2, 17):
+        assert f"Bot {i}" in small, i
+    assert "me" in small and "more" not in small
+    big = render.board_grid(model, Keys(model), 56, 160).text().plain
+    assert big.count("0/8 suits") + big.count("1/8 suits") + big.count("2/8 suits") == 16
+    assert big.count(" moves, 0 undos") == 16
 
 
 def test_many_watchers_take_one_line_and_the_settings_keys_stay() -> None:
