@@ -119,14 +119,24 @@ def header(
     restarts does not count that time."""
     racing = model.phase == "racing" and not model.holding
     t = _header(model, auto_home, now, True, reconnecting, "aisleriot ")
-    for room_code, second, home in (
+    args: tuple[bool, str, str] = (True, "aisleriot ", "auto-home")
+    for args in (
         (False, "aisleriot ", "auto-home"),
         (False, "", "auto-home"),
         (False, "", "home"),  # a long title (a certified deal): "home on" still fits
     ):
         if not width or not racing or t.cell_len <= width:
             break
-        t = _header(model, auto_home, now, room_code, reconnecting, second, home)
+        t = _header(model, auto_home, now, args[0], reconnecting, args[1], args[2])
+    if width and t.cell_len > width:
+        # still too long (a long title: Spider's options and xpat2 numbering): the title gives
+        # way before the clock and the counters, cut with an ellipsis
+        room_code, second, home = args if racing else (True, "aisleriot ", "auto-home")
+        title = safe(model.room.settings.title if model.room else "Patience Race")
+        title_w = max(8, cell_len(title) - (t.cell_len - width))
+        t = _header(model, auto_home, now, room_code, reconnecting, second, home, title_w)
+        if t.cell_len > width:  # and the counters, if even that is not enough: never mid-word
+            t.truncate(width, overflow="ellipsis")
     return t
 
 
@@ -138,11 +148,13 @@ def _header(
     reconnecting: bool,
     second: str,
     home: str = "auto-home",
+    title_w: int | None = None,
 ) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
     room = model.room
     t.append(" ")
-    t.append_text(plain(room.settings.title if room else "Patience Race", "bold"))
+    title = room.settings.title if room else "Patience Race"
+    t.append(clip(title, title_w) if title_w else safe(title), style="bold")
     if room is not None and room_code:
         t.append(f"  room {room.code[:4]}-{room.code[4:]} ", style="cyan")
     if model.phase == "racing" and not model.holding:

@@ -903,6 +903,26 @@ def test_many_watchers_take_one_line_and_the_settings_keys_stay() -> None:
     assert "Watching: [/]Cy\n" in render.lobby(one).plain  # (a name is plain text)
 
 
+def test_a_long_title_is_shortened_before_the_racing_header_is_cut() -> None:
+    """80 columns, Spider with every option, a day's time limit: the title is shortened with an
+    ellipsis; the clock, the scores, the counts and auto-home stay (the line was cut in the
+    middle of "0 moves", with no ellipsis)."""
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    model.state = new_game(GameConfig("spider", {"suits": 1}), 1)
+    model.room = room([member(1, "Ann")], state="racing")
+    title = "Spider (4 suits, relaxed 2, xpat2 numbering)"
+    model.room.settings = model.room.settings.model_copy(update={"title": title})
+    model.started, model.time_limit_ms = 0.0, 1440 * 60_000
+    text = render.header(model, True, 3.0, 80).plain
+    assert cell_len(text) <= 80, text
+    assert "Spider (4 suits" in text and "…" in text and title not in text
+    assert "time left 1439:57" in text and "0 moves  0 undos" in text
+    assert text.endswith("home on")
+    tiny = render.header(model, True, 3.0, 40).plain  # no room even then: cut, with "…"
+    assert cell_len(tiny) <= 40 and tiny.endswith("…") and "time left" in tiny
+    assert render.header(model, True, 3.0, 200).plain.startswith(f" {title}")
+
+
 def test_the_board_says_when_the_terminal_is_too_small() -> None:
     text = render.too_small(60, 20).plain
     assert text == (
