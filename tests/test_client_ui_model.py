@@ -335,10 +335,15 @@ def test_results_stay_when_the_room_moves_on() -> None:
     model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64))
     model.apply(RoomUpdate(room=lobby.model_copy(update={"state": "countdown"})))
     assert model.holding
-    assert "the next race has started: press n to watch it" in render.results(model).plain
+    # a countdown is not a race yet: said so (it said "has started" during the countdown)
+    assert "the next race is about to start: press n to watch it" in render.results(model).plain
     seated = room([member(1, "Ann", ready=True), member(2, "Bob", ready=True)], state="countdown")
     model.apply(RoomUpdate(room=seated))
+    assert "the next race is about to start: press n to join in" in render.results(model).plain
+    racing = seated.model_copy(update={"state": "racing"})
+    model.apply(RoomUpdate(room=racing))
     assert "the next race has started: press n to join in" in render.results(model).plain
+    model.apply(RoomUpdate(room=seated))
     model.leave_results()
     assert not model.holding and model.phase == "countdown"
 
