@@ -212,7 +212,8 @@ def display_name(text: str) -> str:
     try:
         return normalize(text)
     except BadName as exc:
-        raise argparse.ArgumentTypeError(f"{clean(text)!r}: {exc}") from None
+        # quoted as typed, escaped once (repr would escape clean's escapes again: '\\x1b')
+        raise argparse.ArgumentTypeError(f"'{clean(text)}': {exc}") from None
 
 
 def room_code(text: str) -> str:
