@@ -13,11 +13,13 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
-from textual.containers import Horizontal
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -61,13 +63,33 @@ class Plan:
 
 
 class HelpScreen(ModalScreen[None]):
+    """The keys, over the race (which goes on underneath).  As wide as the screen allows, and
+    scrolled when taller: the arrows, PageUp/PageDown, Home and End scroll, any other key goes
+    back."""
+
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    #help { width: 78; height: auto; max-height: 100%; border: round $primary; padding: 0 1; background: $surface; }
+    #help {
+        width: 78; max-width: 100%; height: auto; max-height: 100%;
+        border: round $primary; padding: 0 1; background: $surface;
+        scrollbar-size-vertical: 1;
+    }
     """
 
+    TEXT = render.HELP
+    SCROLL_KEYS: ClassVar[dict[str, str]] = {
+        "up": "scroll_up",
+        "down": "scroll_down",
+        "pageup": "scroll_page_up",
+        "pagedown": "scroll_page_down",
+        "home": "scroll_home",
+        "end": "scroll_end",
+    }
+
     def compose(self) -> ComposeResult:
-        yield Static(Text(render.HELP), id="help")
+        with VerticalScroll(id="help", can_focus=False) as box:
+            box.border_subtitle = "↑↓ PgUp PgDn: scroll   any other key: back"
+            yield Static(Text(self.TEXT))
 
     closing = False
     """Dismissed already: keys typed fast reach the screen again before it is gone, and a second
@@ -76,6 +98,13 @@ class HelpScreen(ModalScreen[None]):
     def on_key(self, event: events.Key) -> None:
         event.stop()
         event.prevent_default()
+        scroll = self.SCROLL_KEYS.get(event.key)
+        if scroll is not None:
+            getattr(self.query_one("#help", VerticalScroll), scroll)(animate=False)
+            return
+        self.close()
+
+    def close(self) -> None:
         if not self.closing:
             self.closing = True
             self.dismiss()
@@ -94,12 +123,23 @@ class Board(Static):
 
 class RaceApp(App[None]):
     TITLE = "Patience Race"
+    ENABLE_COMMAND_PALETTE = False  # (ctrl+p: Textual's own commands, none of them the game's)
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # Textual's ctrl+q quits at once and its ctrl+c says to press ctrl+q: both are the
+        # game's q instead, with its confirmation (a guest's room, the race, the seat)
+        Binding("ctrl+q", "game_quit", show=False, priority=True),
+        Binding("ctrl+c", "game_quit(True)", show=False, priority=True),
+    ]
     CSS = """
     Screen { layout: vertical; }
     #top { height: 1; background: $boost; }
     #main { height: 1fr; }
+    #top { text-wrap: nowrap; text-overflow: ellipsis; }
     #board { width: 1fr; height: 1fr; padding: 0 1; }
+    #board.grid { text-wrap: nowrap; text-overflow: clip; }
     #side { width: 32; padding: 0 1; border-left: solid $primary-darken-2; }
+    #side { text-wrap: nowrap; text-overflow: clip; }
+    #status { text-wrap: nowrap; text-overflow: ellipsis; }
     #side.wide { width: 40; }
     #status { height: 2; background: $boost; padding: 0 1; }
     """
@@ -270,12 +310,24 @@ class RaceApp(App[None]):
         width = max(20, main.content_region.width or (self.size.width - 34))
         height = max(8, self.size.height - 1 - status_h if self.size.height else 18)
         self.grid = None
+        small = self.too_small()
+        # the race's board and the countdown's digits are cropped, never wrapped (a wrapped
+        # board shows cards where they are not, and clicks would pick others)
+        main.set_class(m.phase in ("racing", "countdown") and not m.holding and not small, "grid")
         if m.phase in ("kicked", "gone"):
             main.update(render.message_screen(m))
+        elif small:
+            goes_on = {
+                "racing": "the race goes on",
+                "countdown": "the race is about to start",
+            }.get(m.phase, "you are still in the room")
+            if m.holding:
+                goes_on = "you are still in the room"
+            main.update(render.too_small(self.size.width, self.size.height, goes_on=goes_on))
         elif m.holding:
             main.update(render.results(m, width, self.join_hint))
         elif m.phase == "lobby":
-            main.update(render.lobby(m, join_hint=self.join_hint))
+            main.update(render.lobby(m, join_hint=self.join_hint, width=width))
         elif m.phase == "countdown":
             main.update(render.countdown(m, width, height))
         elif m.phase == "racing":
@@ -286,10 +338,22 @@ class RaceApp(App[None]):
         else:
             main.update(Text("Connecting..."))
         side = self.side
-        side.display = bool(m.progress) and m.phase == "racing" and not m.holding
+        # (a spectator has no board: everyone's progress is in the main area instead)
+        side.display = (
+            bool(m.progress)
+            and m.phase == "racing"
+            and not m.holding
+            and m.state is not None
+            and not small
+        )
         side.set_class(self.size.width >= 120, "wide")
         side_w = 40 if self.size.width >= 120 else 32
-        side.update(render.opponents(m, side_w - 3, max(4, self.size.height - 3)))
+        side.update(render.opponents(m, side_w - 3, height))
+
+    def too_small(self) -> bool:
+        """Is the terminal smaller than every game's board needs (it is then not drawn)?"""
+        w, h = self.size.width, self.size.height
+        return bool(w and h) and (w < render.MIN_WIDTH or h < render.MIN_HEIGHT)
 
     def draw_status(self, keys: str, reconnecting: bool) -> int:
         """The status line: the last message (two lines when it needs them, the board giving
@@ -300,6 +364,18 @@ class RaceApp(App[None]):
             self.status_line.styles.height = lines
         self.status_line.update(text)
         return lines
+
+    async def action_game_quit(self, copy: bool = False) -> None:
+        """Ctrl+Q and Ctrl+C: the game's own q, through its key handling (so the same
+        confirmation); ctrl+c (``copy``) with text selected still copies it."""
+        screen = self.screen
+        selected = getattr(screen, "get_selected_text", None)
+        if copy and selected is not None and selected():
+            self.copy_to_clipboard(selected())
+            return
+        if isinstance(screen, HelpScreen):
+            screen.close()  # the confirmation is on the status line, under the help
+        await self.on_key(events.Key("q", "q"))
 
     def on_resize(self, event: events.Resize) -> None:
         self.call_after_refresh(self.refresh_view)

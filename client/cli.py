@@ -245,7 +245,8 @@ def display_name(text: str) -> str:
     try:
         return normalize(text)
     except BadName as exc:
-        raise argparse.ArgumentTypeError(f"{clean(text)!r}: {exc}") from None
+        # quoted as typed, escaped once (repr would escape clean's escapes again: '\\x1b')
+        raise argparse.ArgumentTypeError(f"'{clean(text)}': {exc}") from None
 
 
 def room_code(text: str) -> str:
@@ -554,13 +555,33 @@ def cmd_rooms(args: argparse.Namespace) -> int:
     if not rooms:
         print("No public rooms right now. Host one: patience-race host")
         return 0
-    print(f"{'code':<11}{'game':<28}{'mode':<7}{'players':<9}{'state':<10}")
-    for r in rooms:
-        code = clean(r.code[:4] + "-" + r.code[4:])
-        print(
-            f"{code:<11}{clean(r.title):<28}{clean(r.mode):<7}{f'{r.players}/{r.seats}':<9}{clean(r.state):<10}"
-        )
+    print(rooms_table(rooms))
     return 0
+
+
+def rooms_table(rooms: Sequence[Any]) -> str:
+    """The public rooms, one a line, each column as wide as its widest cell (a long title, a
+    certified deal's or Spider's with all its options, no longer runs into the next column)."""
+    from rich.cells import cell_len
+
+    head = ["code", "game", "mode", "players", "state"]
+    rows = [
+        [
+            clean(r.code[:4] + "-" + r.code[4:]),
+            clean(r.title),
+            clean(r.mode),
+            f"{r.players}/{r.seats}",
+            clean(r.state),
+        ]
+        for r in rooms
+    ]
+    widths = [max(cell_len(row[i]) for row in [head, *rows]) for i in range(len(head))]
+    return "\n".join(
+        "  ".join(
+            cell + " " * (w - cell_len(cell)) for cell, w in zip(row, widths, strict=True)
+        ).rstrip()
+        for row in [head, *rows]
+    )
 
 
 def cmd_bot(args: argparse.Namespace) -> int:

@@ -384,7 +384,8 @@ class RaceModel:
         if room.state in ("countdown", "racing"):
             me = self.me_member()
             seated = self.role == "player" and me is not None and me.ready
-            return f"the next race has started: press n to {'join in' if seated else 'watch it'}"
+            when = "is about to start" if room.state == "countdown" else "has started"
+            return f"the next race {when}: press n to {'join in' if seated else 'watch it'}"
         return None
 
     def rematch_asked(self) -> list[str]:

@@ -46,10 +46,7 @@ turned up, deal or redeal.
 
 
 class PracticeHelp(HelpScreen):
-    def compose(self):  # type: ignore[no-untyped-def]
-        from textual.widgets import Static
-
-        yield Static(Text(PRACTICE_HELP), id="help")
+    TEXT = PRACTICE_HELP
 
 
 class PracticeApp(RaceApp):
@@ -91,9 +88,15 @@ class PracticeApp(RaceApp):
         width = max(20, main.content_region.width or (self.size.width - 2))
         height = max(8, self.size.height - 1 - status_h if self.size.height else 18)
         self.side.display = False
+        main.set_class(not p.game.finished and not self.too_small(), "grid")
         if p.game.finished:
             self.grid = None
             main.update(self.results())
+        elif self.too_small():
+            self.grid = None
+            main.update(
+                render.too_small(self.size.width, self.size.height, "practice", "the game goes on")
+            )
         else:
             self.grid = render.board_grid(self.model, self.keys, height, width)
             main.update(self.grid.text())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from protocol import cards
@@ -118,14 +119,24 @@ def header(
     restarts does not count that time."""
     racing = model.phase == "racing" and not model.holding
     t = _header(model, auto_home, now, True, reconnecting, "aisleriot ")
-    for room_code, second, home in (
+    args: tuple[bool, str, str] = (True, "aisleriot ", "auto-home")
+    for args in (
         (False, "aisleriot ", "auto-home"),
         (False, "", "auto-home"),
         (False, "", "home"),  # a long title (a certified deal): "home on" still fits
     ):
         if not width or not racing or t.cell_len <= width:
             break
-        t = _header(model, auto_home, now, room_code, reconnecting, second, home)
+        t = _header(model, auto_home, now, args[0], reconnecting, args[1], args[2])
+    if width and t.cell_len > width:
+        # still too long (a long title: Spider's options and xpat2 numbering): the title gives
+        # way before the clock and the counters, cut with an ellipsis
+        room_code, second, home = args if racing else (True, "aisleriot ", "auto-home")
+        title = safe(model.room.settings.title if model.room else "Patience Race")
+        title_w = max(8, cell_len(title) - (t.cell_len - width))
+        t = _header(model, auto_home, now, room_code, reconnecting, second, home, title_w)
+        if t.cell_len > width:  # and the counters, if even that is not enough: never mid-word
+            t.truncate(width, overflow="ellipsis")
     return t
 
 
@@ -137,11 +148,13 @@ def _header(
     reconnecting: bool,
     second: str,
     home: str = "auto-home",
+    title_w: int | None = None,
 ) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
     room = model.room
     t.append(" ")
-    t.append_text(plain(room.settings.title if room else "Patience Race", "bold"))
+    title = room.settings.title if room else "Patience Race"
+    t.append(clip(title, title_w) if title_w else safe(title), style="bold")
     if room is not None and room_code:
         t.append(f"  room {room.code[:4]}-{room.code[4:]} ", style="cyan")
     if model.phase == "racing" and not model.holding:
@@ -202,7 +215,24 @@ def footer_keys(model: RaceModel) -> str:
 # -- lobby and countdown ----------------------------------------------------------------------------
 
 
-def lobby(model: RaceModel, now: float | None = None, join_hint: str | None = None) -> Text:
+def watching_line(names: list[str], width: int) -> str:
+    """Who watches, on one line of ``width`` cells: as many names as fit, then "+N more" (the
+    host's settings keys below must stay on an 80x24 screen however many watch)."""
+    names = [safe(n) for n in names]
+    for shown in range(len(names), 0, -1):
+        line = ", ".join(names[:shown])
+        if shown < len(names):
+            line += f" +{len(names) - shown} more"
+        if cell_len(line) <= width:
+            return line
+    # not even one whole name: the first, cut, and how many more
+    more = f" +{len(names) - 1} more" if len(names) > 1 else ""
+    return clip(names[0], max(4, width - len(more))) + more
+
+
+def lobby(
+    model: RaceModel, now: float | None = None, join_hint: str | None = None, width: int = 78
+) -> Text:
     t = Text()
     room = model.room
     if room is None:
@@ -276,7 +306,7 @@ def lobby(model: RaceModel, now: float | None = None, join_hint: str | None = No
     watchers = [m.name for m in room.members if m.role == "spectator"]
     if watchers:
         t.append("\nWatching: ", style="magenta")
-        t.append_text(plain(", ".join(watchers), "magenta"))
+        t.append(watching_line(watchers, width - len("Watching: ")), style="magenta")
         t.append("\n")
     t.append("\n")
     if model.phase == "countdown":
@@ -349,6 +379,22 @@ def _in_race(model: RaceModel) -> bool:
 
 # -- boards ---------------------------------------------------------------------------------
 
+MIN_WIDTH, MIN_HEIGHT = 80, 24
+"""The smallest terminal every game's board is drawn whole in (with the race panel): below it
+the board is not drawn at all (a board cut or wrapped shows cards where they are not, and a
+click would pick another card than the one under the mouse)."""
+
+
+def too_small(
+    width: int, height: int, what: str = "the race", goes_on: str = "the race goes on"
+) -> Text:
+    """What the board says on a terminal smaller than :data:`MIN_WIDTH` x :data:`MIN_HEIGHT`."""
+    return Text(
+        f"This terminal is {width}x{height}: {what} needs at least {MIN_WIDTH}x{MIN_HEIGHT}. "
+        f"Make it bigger; {goes_on}.",
+        style="bold yellow",
+    )
+
 
 def board(model: RaceModel, keys: Keys, height: int = 18, width: int = 46) -> Text:
     return board_grid(model, keys, height, width).text()
@@ -359,9 +405,8 @@ def board_grid(model: RaceModel, keys: Keys, height: int = 18, width: int = 46) 
     grid = Grid()
     if state is None:
         if model.role == "spectator" or model.phase == "racing":
-            grid.put(
-                0, 0, Text("You are watching: boards stay private until the race is over.", DIM)
-            )
+            for y, line in enumerate(watching(model, width, height).split("\n")):
+                grid.put(y, 0, line)
         return grid
     if state.config.game == SPIDER:
         _spider(grid, model, keys, height, width)
@@ -706,8 +751,10 @@ def race_share(p: Progress, game: str) -> tuple[int, int, str]:
 
 
 def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
-    """The race panel: one block per player, fixed columns, names cut with an ellipsis.  With
-    more players than ``height`` lines hold (16 at 80x24), the leaders that fit, then yours."""
+    """The race panel: each player's name, status, score and how far they are, in fixed columns,
+    names cut with an ellipsis.  Three lines a player (a bar, the moves) when ``height`` lines
+    hold everyone so, else two, else one; with more players than even that (16 in a short
+    panel), the leaders that fit, then yours, and how many are not shown."""
     t = Text(no_wrap=True, overflow="crop")
     if not model.progress:
         return t
@@ -716,16 +763,17 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
     width = max(20, width)
     bar_w = width - 14
     order = sorted(model.progress, key=lambda p: (-p.score, p.score_ms))
-    fit = (height - 1) // 3 if height else len(order)
+    rows = height - 1 if height else 3 * len(order)  # below the "Race" line
+    per = next((n for n in (3, 2, 1) if n * len(order) <= rows), 1)
     hidden = 0
-    if len(order) > fit >= 1:
-        fit = max(1, (height - 2) // 3)  # and a line to say how many are not shown
+    if per * len(order) > rows:
+        fit = max(1, rows - 1)  # and a line to say how many are not shown
         mine = [p for p in order if p.id == model.you]
-        shown = order[: fit - len(mine)]
+        shown = order[: fit - len(mine)] if mine else order[:fit]
         if mine and mine[0] not in shown:
             shown += mine
-        hidden = len(order) - len(shown if mine else order[:fit])
-        order = shown if mine else order[:fit]
+        hidden = len(order) - len(shown)
+        order = shown
     bots = {m.id for m in model.room.members if m.bot} if model.room else set()
     for p in order:
         me = p.id == model.you
@@ -742,27 +790,45 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
             status = "away"
         elif p.connected and p.status == "left":
             status = "idle"  # still here, out of the race for making no move
-        name_w = width - 7 - (len(status) + 1 if status else 0)
+        done, total, unit = race_share(p, game)
+        share = f" {done}/{total}" if per == 1 else ""  # one line: no bar, the count instead
+        name_w = width - 7 - len(share) - (len(status) + 1 if status else 0)
         line = Text()
         tag = " (bot)" if p.id in bots else ""
+        if len(tag) + 6 > name_w:  # a short line (one a player, a long status): the name first
+            tag = ""
         name = clip(p.name, name_w - 2 - len(tag)) + tag + (" *" if me else "")
         line.append(name, style="bold" if me else "")
         line.pad_right(name_w - line.cell_len)
         if status:
             line.append(" " + status, style="bold yellow" if p.status == "won" else DIM)
+        if share:
+            line.append(share, style=DIM)
         line.append(f"{p.score:>7}", style="green")
         t.append_text(line)
         t.append("\n")
-        done, total, unit = race_share(p, game)
-        filled = round(bar_w * min(done, total) / total)
-        t.append(" " + "█" * filled + "░" * (bar_w - filled), style="green" if me else "cyan")
-        t.append(f"{f'{done}/{total} {unit}':>13}\n", style=DIM)
-        when = clock(p.finish_ms) if p.finish_ms is not None else ""
-        detail = f" {plural(p.moves, 'move')}, {plural(p.undos, 'undo')}"
-        detail = detail[: width - 6].ljust(width - 6) + f"{when:>6}"
-        t.append(detail + "\n", style=DIM)
+        if per >= 2:
+            filled = round(bar_w * min(done, total) / total)
+            t.append(" " + "█" * filled + "░" * (bar_w - filled), style="green" if me else "cyan")
+            t.append(f"{f'{done}/{total} {unit}':>13}\n", style=DIM)
+        if per >= 3:
+            when = clock(p.finish_ms) if p.finish_ms is not None else ""
+            detail = f" {plural(p.moves, 'move')}, {plural(p.undos, 'undo')}"
+            detail = detail[: width - 6].ljust(width - 6) + f"{when:>6}"
+            t.append(detail + "\n", style=DIM)
     if hidden:
         t.append(f" +{hidden} more\n", style=DIM)
+    return t
+
+
+def watching(model: RaceModel, width: int, height: int) -> Text:
+    """A spectator's main area during a race: the boards are private, so everyone's progress,
+    as large as the area allows."""
+    sentence = "You are watching: boards stay private until the race is over."
+    t = Text("\n".join(wrap_cells(sentence, width, 2)), DIM)  # (the board is cropped, not wrapped)
+    if model.progress and height > 3:
+        t.append("\n\n")
+        t.append_text(opponents(model, min(width, 72), height - 2))
     return t
 
 

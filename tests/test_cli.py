@@ -267,6 +267,36 @@ def test_names_and_codes_that_cannot_be_are_refused_before_connecting(
     assert "\x1b" not in err
 
 
+def test_a_name_refused_is_quoted_escaped_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """A name with escape sequences is shown as typed, each escape written once (it was the
+    repr of the escaped text: '\\\\x1b]0;title\\\\x07')."""
+    with pytest.raises(SystemExit):
+        main(["join", "K7QM-X2PF", "--name", "\x1b]0;title\x07", "--server", "ws://127.0.0.1:1"])
+    err = capsys.readouterr().err
+    assert "'\\x1b]0;title\\x07': a name may hold only visible characters" in err, err
+    assert "\\\\" not in err and "\x1b" not in err
+
+
+def test_rooms_columns_stay_apart_whatever_the_title() -> None:
+    """``patience-race rooms``: a long title (Spider with every option) no longer runs into the
+    mode ("...xpat2 numbering)score"): each column is as wide as its widest cell."""
+    from client.cli import rooms_table
+    from protocol.messages import RoomSummary
+
+    rooms = [
+        RoomSummary(code="RHDR7JM8", state="lobby", title="Spider (4 suits, relaxed 2, xpat2 "
+                    "numbering)", mode="score", players=2, seats=2, spectators=0),
+        RoomSummary(code="K7QMX2PF", state="racing", title="Louis", mode="first", players=1,
+                    seats=16, spectators=3),
+    ]  # fmt: skip
+    lines = rooms_table(rooms).splitlines()
+    assert lines[0].split() == ["code", "game", "mode", "players", "state"]
+    assert "numbering)  score  2/2" in lines[1], lines
+    for word in ("mode", "players", "state"):  # every column starts at its heading
+        at = lines[0].index(word)
+        assert all(line[at - 2 : at] == "  " and line[at] != " " for line in lines), word
+
+
 @pytest.mark.parametrize(
     ("env", "name"),
     [

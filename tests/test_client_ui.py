@@ -449,3 +449,105 @@ async def test_the_host_removes_someone_from_the_lobby() -> None:
             assert [m.name for m in app.model.room.members] == ["Ann", "Eve"]  # type: ignore[union-attr]
             await bob.close()
             await eve.close()
+
+
+def board_of(app: RaceApp) -> str:
+    return text_of(app, "#board")
+
+
+async def test_a_terminal_too_small_says_so_and_the_keys_still_work() -> None:
+    """60x20: the board says the race needs 80x24 (it drew piles 8-0 on extra lines under 1-3,
+    and clicks picked other cards than the one under the mouse); keys still play; made bigger,
+    the board comes back whole, its lines cropped, never wrapped."""
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1_DEAL1))
+        async with app.run_test(size=(60, 20)) as pilot:
+            bob = await start_with_bob(app, pilot, server.url)
+            assert board_of(app) == (
+                "This terminal is 60x20: the race needs at least 80x24. "
+                "Make it bigger; the race goes on."
+            )
+            assert app.grid is None and not app.side.display
+            await pilot.click("#board", offset=(5, 5))  # nothing to click: nothing happens
+            state = app.model.state
+            assert state is not None and state.moves == 0 and app.keys.source is None
+            await pilot.press("d")
+            await wait_until(pilot, lambda: len(state.stock) == 40)
+            await pilot.resize_terminal(40, 12)
+            await pilot.pause(0.3)
+            assert "This terminal is 40x12" in board_of(app).replace("\n", " ")
+            await pilot.resize_terminal(80, 24)
+            await pilot.pause(0.3)
+            board = app.query_one("#board", Static)
+            assert "Stock 40 (4 deals)" in board_of(app) and app.side.display
+            assert board.has_class("grid")  # (cropped, not wrapped: text-wrap: nowrap)
+            assert board.styles.text_wrap == "nowrap"
+            await bob.close()
+
+
+async def test_practice_says_when_the_terminal_is_too_small() -> None:
+    """Practice's St. Helena at 60x20 says it needs 80x24 (it wrapped and cut piles 7-12)."""
+    from client.practice_app import PracticeApp
+    from protocol.config import GameConfig
+
+    app = PracticeApp(GameConfig("st-helena", {}), 3)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause(0.2)
+        assert board_of(app).startswith("This terminal is 60x20: practice needs at least 80x24")
+        assert app.grid is None
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.3)
+        assert "kings" in board_of(app) and app.grid is not None
+
+
+async def test_the_help_fits_a_narrow_terminal_and_scrolls() -> None:
+    """At 60x20 the help is as wide as the screen and scrolls (its right side and its end,
+    Results and "Press any key to go back", were cut): arrows, PageDown and End scroll, any
+    other key goes back."""
+    from textual.containers import VerticalScroll
+
+    from client.app import HelpScreen
+    from client.practice_app import PracticeApp
+    from protocol.config import GameConfig
+
+    app = PracticeApp(GameConfig("st-helena", {}), 3)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("?")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, HelpScreen)
+        box = app.screen.query_one("#help", VerticalScroll)
+        assert box.outer_size.width <= 60 and box.outer_size.height <= 20
+        assert box.max_scroll_y > 0
+        await pilot.press("pagedown", "down", "end")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, HelpScreen)  # scrolling keys do not close it
+        assert box.scroll_y == box.max_scroll_y
+        await pilot.press("up")
+        await pilot.pause(0.1)
+        assert box.scroll_y == box.max_scroll_y - 1
+        await pilot.press("x")
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_textual_keys_go_through_the_games_own_quit() -> None:
+    """Ctrl+Q and Ctrl+C are q (with its warning that play's room closes for a guest), never
+    Textual's quit at once or its toast; Ctrl+P opens no command palette."""
+    app = RaceApp(Plan(action="play", name="Ann", settings=SPIDER1))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.model.phase == "lobby" and app.server is not None)
+        guest = Connection(app.server.url)  # type: ignore[union-attr]
+        await guest.open()
+        await guest.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: "Bob" in app.guests())
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        assert len(app.screen_stack) == 1 and not app.use_command_palette
+        await pilot.press("ctrl+q")
+        await pilot.pause(0.2)
+        assert app.is_running and app.quit_armed
+        assert "the room closes for Bob" in status_of(app)
+        await pilot.press("?", "ctrl+c")  # over the help too: it goes, and this second q quits
+        await wait_until(pilot, lambda: not app.is_running)
+        await guest.close()

@@ -157,11 +157,11 @@ def test_the_race_panel_keeps_your_own_line_when_it_cannot_show_everyone() -> No
     model.progress = [progress(1, "me", score=0)] + [
         progress(i, f"Bot {i}", score=1000 - i) for i in range(2, 17)
     ]
-    text = render.opponents(model, 29, 21).plain
+    text = render.opponents(model, 29, 12).plain
     lines = text.rstrip("\n").splitlines()
-    assert len(lines) <= 21 and "me *" in text  # the last by score, still shown
+    assert len(lines) <= 12 and "me *" in text  # the last by score, still shown
     assert "Bot 2" in text and "Bot 16" not in text  # the leaders first
-    assert "+10 more" in text  # those not shown are counted, not dropped silently
+    assert "+6 more" in text  # those not shown are counted, not dropped silently
     assert "Bot 16" in render.opponents(model, 29).plain  # no height: everyone
     assert "more" not in render.opponents(model, 29).plain
 
@@ -335,10 +335,15 @@ def test_results_stay_when_the_room_moves_on() -> None:
     model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64))
     model.apply(RoomUpdate(room=lobby.model_copy(update={"state": "countdown"})))
     assert model.holding
-    assert "the next race has started: press n to watch it" in render.results(model).plain
+    # a countdown is not a race yet: said so (it said "has started" during the countdown)
+    assert "the next race is about to start: press n to watch it" in render.results(model).plain
     seated = room([member(1, "Ann", ready=True), member(2, "Bob", ready=True)], state="countdown")
     model.apply(RoomUpdate(room=seated))
+    assert "the next race is about to start: press n to join in" in render.results(model).plain
+    racing = seated.model_copy(update={"state": "racing"})
+    model.apply(RoomUpdate(room=racing))
     assert "the next race has started: press n to join in" in render.results(model).plain
+    model.apply(RoomUpdate(room=seated))
     model.leave_results()
     assert not model.holding and model.phase == "countdown"
 
@@ -838,3 +843,93 @@ def test_a_racer_out_for_idling_shows_as_idle_in_the_panel_and_the_results() -> 
     assert "Ann" in text and " idle " in text and " left " in text
     panel = render.opponents(model, 29).plain
     assert "idle" in panel and "left" in panel
+
+
+def sixteen_racing(you: int = 1, role: str = "player") -> RaceModel:
+    model = RaceModel(name="me", you=you, role=role, phase="racing")
+    model.room = room([member(1, "me")], state="racing")
+    model.progress = [progress(1, "me", score=0)] + [
+        progress(i, f"Bot {i}", score=1000 - i, suits=i % 3) for i in range(2, 17)
+    ]
+    return model
+
+
+def test_the_race_panel_uses_the_rows_it_has() -> None:
+    """16 players in the 21 rows of the race panel at 80x24: everyone, a line each (it showed 5
+    in blocks of three lines and "+11 more", four rows left empty); fewer players, or more rows,
+    get the bars and the moves."""
+    model = sixteen_racing()
+    lines = render.opponents(model, 29, 21).plain.rstrip("\n").splitlines()
+    assert len(lines) == 17 and all(cell_len(line) <= 29 for line in lines)
+    assert "more" not in "\n".join(lines)
+    for i in range(2, 17):
+        assert any(f"Bot {i}" in line and "/8" in line for line in lines), i
+    assert any("me *" in line for line in lines)
+    two = render.opponents(model, 29, 33).plain  # two lines a player: the bars come back
+    assert two.count("█") + two.count("░") > 0 and "moves" not in two
+    three = render.opponents(model, 37, 56).plain  # 200x60: three lines a player
+    assert "16 move" not in three and three.count("0 moves, 0 undos") == 16
+
+
+def test_a_spectator_sees_everyones_progress_in_the_main_area() -> None:
+    """A spectator has no board: the main area lists every player (at 80x24 the panel showed
+    6 of 16 beside one sentence; at 200x60 the main area was empty)."""
+    model = sixteen_racing(you=99, role="spectator")
+    small = render.board_grid(model, Keys(model), 21, 46).text().plain
+    assert "boards stay private" in small
+    lines = small.splitlines()
+    assert len(lines) <= 21 and all(cell_len(line) <= 46 for line in lines)
+    for i in range(2, 17):
+        assert f"Bot {i}" in small, i
+    assert "me" in small and "more" not in small
+    big = render.board_grid(model, Keys(model), 56, 160).text().plain
+    assert big.count("0/8 suits") + big.count("1/8 suits") + big.count("2/8 suits") == 16
+    assert big.count(" moves, 0 undos") == 16
+
+
+def test_many_watchers_take_one_line_and_the_settings_keys_stay() -> None:
+    """11 watchers at 80x24: one "Watching:" line, "+N more", and the host's settings keys still
+    on the board (the list took three lines and pushed them off)."""
+    host = RaceModel(name="Ann", you=1, phase="lobby")
+    members = [member(1, "Ann"), member(2, "Bob")]
+    members += [member(i, f"Watcher number {i}", role="spectator") for i in range(3, 14)]
+    host.room = room(members)
+    host.room.settings.seats = 16
+    text = render.lobby(host, width=78).plain
+    lines = text.rstrip("\n").splitlines()
+    watching = [line for line in lines if line.startswith("Watching:")]
+    assert len(watching) == 1 and cell_len(watching[0]) <= 78, watching
+    assert "Watcher number 3" in watching[0] and re.search(r" \+\d+ more$", watching[0])
+    shown = watching[0].count("Watcher number")
+    assert f"+{11 - shown} more" in watching[0]
+    assert "g game  o/v options" in text and len(lines) <= 21
+    one = RaceModel(name="Ann", you=1, phase="lobby")
+    one.room = room([member(1, "Ann"), member(2, "[/]Cy", role="spectator")])
+    assert "Watching: [/]Cy\n" in render.lobby(one).plain  # (a name is plain text)
+
+
+def test_a_long_title_is_shortened_before_the_racing_header_is_cut() -> None:
+    """80 columns, Spider with every option, a day's time limit: the title is shortened with an
+    ellipsis; the clock, the scores, the counts and auto-home stay (the line was cut in the
+    middle of "0 moves", with no ellipsis)."""
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    model.state = new_game(GameConfig("spider", {"suits": 1}), 1)
+    model.room = room([member(1, "Ann")], state="racing")
+    title = "Spider (4 suits, relaxed 2, xpat2 numbering)"
+    model.room.settings = model.room.settings.model_copy(update={"title": title})
+    model.started, model.time_limit_ms = 0.0, 1440 * 60_000
+    text = render.header(model, True, 3.0, 80).plain
+    assert cell_len(text) <= 80, text
+    assert "Spider (4 suits" in text and "…" in text and title not in text
+    assert "time left 1439:57" in text and "0 moves  0 undos" in text
+    assert text.endswith("home on")
+    tiny = render.header(model, True, 3.0, 40).plain  # no room even then: cut, with "…"
+    assert cell_len(tiny) <= 40 and tiny.endswith("…") and "time left" in tiny
+    assert render.header(model, True, 3.0, 200).plain.startswith(f" {title}")
+
+
+def test_the_board_says_when_the_terminal_is_too_small() -> None:
+    text = render.too_small(60, 20).plain
+    assert text == (
+        "This terminal is 60x20: the race needs at least 80x24. Make it bigger; the race goes on."
+    )
