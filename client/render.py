@@ -199,13 +199,13 @@ def footer_keys(model: RaceModel) -> str:
         if model.role != "player":
             return "q: leave   ?: help"
         if model.is_host():
-            return "r: stop the countdown  g/o/m/t/u/+/-/p/w: settings (stops it)  q: leave"
-        return "r: not ready (stops the countdown)   q: leave   ?: help"
+            return "r: stop the countdown  g/o/v/m/t/u/+/-/p/w: settings (stops it)  q q: leave"
+        return "r: not ready (stops the countdown)   q q: leave   ?: help"
     if phase == "lobby":
         if model.role != "player":
             return "q: leave   ?: help   (watching)"
         if model.is_host():
-            return "r: ready  s: start  g/o/m/t/u/+/-/p/w: settings  q: leave  ?: help"
+            return "r: ready  s: start  g/o/v/m/t/u/+/-/p/w: settings  k: kick  q: leave  ?: help"
         return "r: ready / not ready   q: leave   ?: help"
     if phase in ("kicked", "gone"):
         return "q: quit"
@@ -995,7 +995,8 @@ St. Helena, Louis: kings above the aces in the middle; every pile's top
 card lies next to them (a small screen: one row a pile, top card on the
 right). A redeal gathers piles 12..1, deals from pile 1.
 Lobby: r ready / not ready;  the host: s start now, g game, o/v options,
-  m mode, t time, u undo, +/- seats, p private, w winnable.   q leave
+  m mode, t time, u undo, +/- seats, p private, w winnable, k remove
+  someone.   q leave (q q in the countdown)
 Results: n rematch (watching: n follows the room), the host: s to the
   lobby at once;  q leave
 ?  this help.   Press any key to go back."""

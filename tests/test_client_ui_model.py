@@ -369,7 +369,11 @@ def test_after_asking_for_a_rematch_the_lobby_comes_by_itself() -> None:
 def test_footer_keys_match_each_screen() -> None:
     host = RaceModel(name="Ann", you=1, phase="lobby")
     host.room = room([member(1, "Ann"), member(2, "Bob")])
-    assert "s: start" in render.footer_keys(host) and "g/o/m/t/u/+/-/p" in render.footer_keys(host)
+    assert (
+        "s: start" in render.footer_keys(host)
+        and "g/o/v/m/t/u/+/-/p" in render.footer_keys(host)
+        and "k: remove" in render.footer_keys(host)
+    )
     guest = RaceModel(name="Bob", you=2, phase="lobby")
     guest.room = host.room
     assert "r: ready" in render.footer_keys(guest) and "s:" not in render.footer_keys(guest)
