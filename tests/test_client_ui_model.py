@@ -372,7 +372,7 @@ def test_footer_keys_match_each_screen() -> None:
     assert (
         "s: start" in render.footer_keys(host)
         and "g/o/v/m/t/u/+/-/p" in render.footer_keys(host)
-        and "k: remove" in render.footer_keys(host)
+        and "k: kick" in render.footer_keys(host)
     )
     guest = RaceModel(name="Bob", you=2, phase="lobby")
     guest.room = host.room
