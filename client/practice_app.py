@@ -143,7 +143,7 @@ class PracticeApp(RaceApp):
         if state.config.game == SPIDER:
             return "1-0 pick  ↑↓ run  f home  d deal  h hint  u undo  xx resign  qq quit  ? help"
         more = "d deal  " if state.deals_left else "rr redeal  " if state.redeals_left else ""
-        return f"1-0 - = pick  f/k/a home  {more}h hint  u undo  xx resign  qq quit  ? help"
+        return f"1-0 -= pick  f/k/a home  {more}h hint  u undo  xx resign  qq quit  ? help"
 
     def results(self) -> Text:
         p = self.practice

@@ -194,7 +194,7 @@ def footer_keys(model: RaceModel) -> str:
             return f"1-0 pick  ↑↓ more/fewer  f home  d deal  {undo}xx resign  qq quit  ? help"
         # (as practice's footer: a deal while there is one, else a redeal while one is left)
         more = "d deal  " if state.deals_left else "rr redeal  " if state.redeals_left else ""
-        return f"1-0 - = pick  f/k/a home  {more}{undo}xx resign  qq quit  ? help"
+        return f"1-0 -= pick  f/k/a home  {more}{undo}xx resign  qq quit  ? help"
     if phase == "countdown":
         if model.role != "player":
             return "q: leave   ?: help"

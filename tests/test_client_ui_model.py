@@ -384,7 +384,7 @@ def test_footer_keys_match_each_screen() -> None:
     race.state = new_game(GameConfig("st-helena", {}), 3)
     keys = render.footer_keys(race)
     assert "rr redeal" in keys and "k/a" in keys and "d deal" not in keys
-    assert "1-0 - = pick" in keys and "u undo" in keys
+    assert "1-0 -= pick" in keys and "u undo" in keys
     # no redeal left: none offered; a room with undo off: no undo offered
     race.state._redeals_left = 0  # type: ignore[attr-defined]
     race.room = room([member(1, "Ann")])

@@ -266,3 +266,12 @@ async def test_keys_typed_fast_close_the_help_once() -> None:
         assert app.is_running
         await pilot.press("3")
         await wait_until(pilot, lambda: "Pile 3" in app.model.status)
+
+
+def test_practice_footers_fit_80_columns() -> None:
+    """Every game's practice footer whole at 80 columns (St. Helena's was 79: '? he…')."""
+    from rich.cells import cell_len
+
+    for config in (SPIDER1, GameConfig("st-helena", {}), GameConfig("louis", {})):
+        app = PracticeApp(config, 1)
+        assert cell_len(app.footer()) <= 78, app.footer()
