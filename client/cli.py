@@ -353,6 +353,23 @@ def unreachable(url: str, exc: BaseException) -> str:
             "If its host made it (self-signed), ask them for it and run the client with "
             "SSL_CERT_FILE=/path/to/cert.pem."
         )
+    from websockets.exceptions import InvalidStatus
+
+    from .net import Disconnected
+
+    if isinstance(exc, Disconnected) and exc.code is not None:
+        # it answered, and turned us away (full, restarting, too many from this address):
+        # running another server is not the advice
+        return (
+            f"patience-race: the race server at {clean(url)} turned the connection away "
+            f"({clean(exc.reason or str(exc))}).\nTry again in a moment."
+        )
+    if isinstance(exc, InvalidStatus) and exc.response.status_code in (502, 503, 504):
+        return (
+            f"patience-race: the proxy in front of the race server at {clean(url)} answered "
+            f"{exc.response.status_code}: the server behind it is down or restarting.\n"
+            "Try again in a moment; if it stays so, tell whoever runs it."
+        )
     if isinstance(exc, ConnectionRefusedError):
         why = "nothing is listening there"
     elif isinstance(exc, TimeoutError):

@@ -148,6 +148,10 @@ class Connection:
             raise self._gone(exc) from None
         finally:
             self._pending.pop(command.seq, None)
+            if future.done() and not future.cancelled():
+                # the reader may have failed it as the send failed: that error is raised above
+                # (left unread, asyncio printed "Future exception was never retrieved")
+                future.exception()
         if isinstance(answer, Error):
             raise ServerError(answer)
         return answer

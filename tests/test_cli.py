@@ -415,3 +415,24 @@ def test_a_server_address_without_its_scheme_is_ws(monkeypatch: pytest.MonkeyPat
         (None, "ws://127.0.0.1:8765"),
     ):
         assert server_url(argparse.Namespace(server=given)) == url
+
+
+async def test_a_full_server_is_said_to_be_full_not_missing() -> None:
+    """A server that turns the connection away (1013, full): the client says so and to try again
+    (it advised running a server, and asyncio printed 'Future exception was never retrieved')."""
+    import asyncio
+
+    from client.net import Connection
+
+    from .server_helpers import fast_limits, running_server
+
+    async with running_server(fast_limits(max_connections=1)) as server, Connection(server.url):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "client.cli", "rooms", "--server", server.url,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+    text = err.decode()
+    assert proc.returncode == 1
+    assert "turned the connection away" in text and "Try again" in text
+    assert "patience-race-server" not in text and "Future exception" not in text
