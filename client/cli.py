@@ -374,6 +374,13 @@ def unreachable(url: str, exc: BaseException) -> str:
         why = "nothing is listening there"
     elif isinstance(exc, TimeoutError):
         why = "it did not answer in time"
+    elif isinstance(exc, InvalidURI) and str(getattr(exc, "uri", "")).startswith("https://"):
+        # a site that sends plain http to https (nginx's usual set-up): the client followed it
+        secure = "wss://" + str(exc.uri).removeprefix("https://").rstrip("/")
+        return (
+            f"patience-race: the server at {clean(url)} sends its visitors to https, so it "
+            f"takes secure connections only.\nUse --server {clean(secure)}"
+        )
     elif isinstance(exc, InvalidURI):
         why = "that is not a ws:// or wss:// address"
     elif isinstance(exc, OSError) and exc.strerror:

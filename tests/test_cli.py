@@ -436,3 +436,32 @@ async def test_a_full_server_is_said_to_be_full_not_missing() -> None:
     assert proc.returncode == 1
     assert "turned the connection away" in text and "Try again" in text
     assert "patience-race-server" not in text and "Future exception" not in text
+
+
+async def test_a_site_that_sends_http_to_https_is_told_to_use_wss() -> None:
+    """``--server host`` (ws:// assumed) against an nginx site that redirects to https: the
+    client says to use wss:// (it said 'that is not a ws:// or wss:// address')."""
+    import asyncio
+
+    async def redirect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 301 Moved Permanently\r\nLocation: https://race.example:8443/\r\n"
+            b"Content-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(redirect, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "client.cli", "rooms", "--server", f"127.0.0.1:{port}",
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert proc.returncode == 1
+    assert "Use --server wss://race.example:8443" in err.decode()
