@@ -323,8 +323,10 @@ class RaceModel:
         problems = verify(
             config, reveal.number, reveal.salt, claimed, self.witness, reveal.solution
         )
-        if self.role != "player" or self.witness.start is None:
-            # a spectator saw no cards: only the commitment can be checked
+        if self.witness.start is None:
+            # no board of this race's start (a spectator, or a client started again during it):
+            # only the commitment can be checked (not the role now: a server could send one
+            # room update making a player a spectator just before the end, to skip the cards)
             problems = [p for p in problems if "commitment" in p]
         room = self.room
         if room is not None:

@@ -286,6 +286,12 @@ class Session:
                         self.restarting = False
                         break
                 continue
+            if isinstance(event, Snapshot | Joined):
+                # only ever an answer to our own resume or join (those are read as answers,
+                # not here): one sent unasked would reset the board and stop the check of
+                # every card shown after it
+                log.warning("ignored an unasked %s from the server", event.type)
+                continue
             self.model.apply(event)
             if isinstance(event, Notice) and event.code == "shutdown":
                 self.restarting = True

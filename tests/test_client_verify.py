@@ -16,6 +16,7 @@ from protocol.messages import (
     Moved,
     RaceOver,
     Resume,
+    RoomUpdate,
     Settings,
     Snapshot,
     WireMove,
@@ -130,3 +131,55 @@ def test_a_reveal_of_other_rules_than_the_rooms_is_a_warning() -> None:
         model.verdict
     )
     assert isinstance(events[0], Joined)
+
+
+def test_a_role_changed_just_before_the_end_does_not_skip_the_cards() -> None:
+    """One unasked room update making Ann a spectator right before the race's end: her cards are
+    still checked (the check looked at her role then, and dropped every card problem)."""
+    h = Harness()
+    settings = Settings(game="spider", options={"suits": 1}, deal_number=1)
+    code, (ann, bob), joined = h.race(settings, "Ann", "Bob")
+    h.cmd(ann, MoveCmd(seq=0, move=pick_move_showing(h, code, joined[0].you)))
+    resign(h, ann)
+    resign(h, bob)
+    events = tampered([joined[0], *h.inbox[ann]])
+    at = next(i for i, e in enumerate(events) if isinstance(e, RaceOver))
+    room = h.hub.rooms[code].info()
+    members = [
+        m.model_copy(update={"role": "spectator"}) if m.id == joined[0].you else m
+        for m in room.members
+    ]
+    flip = RoomUpdate(room=room.model_copy(update={"members": members, "state": "racing"}))
+    model = fed([*events[:at], flip, *events[at:]])
+    assert model.verified is False and "move 1 showed" in (model.verdict or "")
+
+
+async def test_an_unasked_snapshot_is_ignored() -> None:
+    """A snapshot only ever answers our own resume or join: one sent unasked would replace the
+    board and stop the check of every card shown after it."""
+    import asyncio
+
+    from client.session import Session
+    from server.outbox import Outbox
+
+    from .server_helpers import running_server
+
+    async with running_server() as server:
+        ann = Session(server.url, RaceModel(name="Ann"))
+        ann.remember = False
+        await ann.connect()
+        joined = await ann.create("Ann", Settings(game="spider", options={"suits": 1}))
+        ann.start_events()
+        try:
+            room = server.hub.rooms[joined.room.code]
+            member = room.members[joined.you]
+            forged = server.hub._snapshot(room, member, 0, 0.0).model_copy(
+                update={"seq": 10_000, "role": "spectator"}
+            )
+            out = Outbox()
+            out.send(member.conn, forged)  # type: ignore[arg-type]
+            server._deliver(out)
+            await asyncio.sleep(0.3)
+            assert ann.model.role == "player"
+        finally:
+            await ann.close()
