@@ -173,9 +173,8 @@ class RaceLifecycle:
         """A countdown restored after a restart is held (``countdown_end`` None) until every
         player of the race is connected again, or the grace period is over: then it starts
         again from the top, for everyone at once."""
-        back = all(
-            (m := room.members.get(sid)) is not None and m.conn is not None for sid in race.seats
-        )
+        # (a player who left the room is not waited for)
+        back = all((m := room.members.get(sid)) is None or m.conn is not None for sid in race.seats)
         if not back and now < room.held_until:
             return
         room.countdown_end = now + self.limits.countdown_ms / 1000

@@ -360,14 +360,14 @@ async def test_a_countdown_cut_by_a_restart_waits_for_its_players(tmp_path: Path
     """A restart during the countdown: it starts again, for everyone at once, when the players
     are back (it ran out with nobody connected: the race began with everyone seconds behind,
     the first back ahead of the second)."""
-    from protocol.messages import Countdown, RaceStart
+    from protocol.messages import Countdown, Leave, RaceStart
 
     from .server_helpers import fast_limits
 
     db = tmp_path / "races.sqlite3"
     limits = fast_limits(countdown_ms=800, grace_s=30.0)
     async with running_server(limits, store=Store(db)) as server:
-        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob", "Cy"], Settings())
         for c in conns:
             await c.request(Ready(seq=0))
         await conns[0].wait_for(Countdown)
@@ -376,6 +376,9 @@ async def test_a_countdown_cut_by_a_restart_waits_for_its_players(tmp_path: Path
         room = again.hub.rooms[code]
         await asyncio.sleep(1.2)  # longer than the countdown: it is held, nobody is back
         assert room.state == "countdown" and room.countdown_end is None
+        async with Connection(again.url) as cy:  # back, and gone: not waited for
+            await cy.request(Resume(seq=0, code=code, token=joined[2].token))
+            await cy.request(Leave(seq=0))
         async with Connection(again.url) as ann, Connection(again.url) as bob:
             snap = await ann.request(Resume(seq=0, code=code, token=joined[0].token))
             assert isinstance(snap, Snapshot) and snap.countdown_ms is None
