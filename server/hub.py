@@ -389,6 +389,13 @@ class Hub(RaceLifecycle):
         if conn.room is not None:
             raise CommandError("already_in_room", "leave your room first")
         room = self._room(cmd.code)
+        until = room.kept_out(conn.peer, now)
+        if until is not None:
+            raise CommandError(
+                "rate_limited",
+                "the host removed you from this room: you may join it again in "
+                f"{max(1, round((until - now) / 60))} min",
+            )
         name = check_name(cmd.name)
         taken = clashes(name, [m.name for m in room.members.values()])
         if taken is not None:
@@ -543,6 +550,11 @@ class Hub(RaceLifecycle):
             tconn = self.conns.get(target.conn)
             if tconn is not None:
                 tconn.room = tconn.member = None
+                if tconn.peer and tconn.peer != conn.peer:
+                    # their address may not join this room again for a while (they rejoined
+                    # as fast as they were removed); not the host's own machine's (bots, a
+                    # friend at the same computer)
+                    room.keep_out(tconn.peer, now + self.limits.kicked_out_s)
         self._remove_member(room, target, "kicked", now, out)
 
     def _get_race(self, conn: Conn, cmd: GetRace, now: float, out: Outbox) -> None:

@@ -38,6 +38,8 @@ class Limits:
     hello_timeout_s: float = 10.0
     idle_timeout_s: float = 900.0
     """A connection that sends nothing this long, outside a running race, is closed (4408)."""
+    kicked_out_s: float = 600.0
+    """How long the address of someone the host removed may not join that room again."""
     race_idle_s: float = 600.0
     """A player still playing a race who makes no move this long is out of it, as if they had
     left (their score stands): a seat nobody plays must not hold the race open for ever (0: never)."""

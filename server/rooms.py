@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -27,6 +28,8 @@ CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 """Room codes: no 0/O, 1/I/L to misread; 8 of these are about 40 bits."""
 CODE_LENGTH = 8
 MAX_SPECTATORS = 32
+MAX_KEPT_OUT = 64
+"""Addresses one room keeps out after its host removed someone."""
 
 
 class SeqCache:
@@ -96,6 +99,9 @@ class Room:
         self.progress_dirty = False
         self.progress_sent = 0.0
         self.last_over: RaceOver | None = None
+        self.removed: OrderedDict[str, float] = OrderedDict()
+        """Addresses the host removed someone from, and until when they may not join again
+        (at most :data:`MAX_KEPT_OUT`, the oldest forgotten first)."""
         self.held_until = 0.0
         """After a restart, the room waits this long for its members before it counts as
         abandoned."""
@@ -157,6 +163,20 @@ class Room:
             title=self.config.title + (", winnable" if s.winnable else ""),
             winnable=s.winnable,
         )
+
+    def keep_out(self, address: str, until: float) -> None:
+        self.removed[address] = until
+        self.removed.move_to_end(address)
+        while len(self.removed) > MAX_KEPT_OUT:
+            self.removed.popitem(last=False)
+
+    def kept_out(self, address: str, now: float) -> float | None:
+        """Until when ``address`` may not join (None: it may)."""
+        until = self.removed.get(address)
+        if until is None or now >= until:
+            self.removed.pop(address, None)
+            return None
+        return until
 
     def info(self) -> RoomInfo:
         race = self.race

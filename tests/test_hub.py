@@ -20,6 +20,7 @@ from protocol.messages import (
     Hello,
     Joined,
     JoinRoom,
+    Kick,
     Kicked,
     Leave,
     ListRooms,
@@ -716,3 +717,36 @@ def test_a_time_limit_does_not_run_out_during_a_drain() -> None:
     h.take(h.hub.drain())
     h.tick(5.0)
     assert h.hub.rooms[code].state == "racing"
+
+
+def test_someone_removed_by_the_host_cannot_rejoin_at_once() -> None:
+    """A stranger who rejoins as fast as the host removes them held a public room's start for
+    good: their address is kept out of that room for a while (not the host's own machine's)."""
+    h = Harness(kicked_out_s=60.0)
+
+    def connect(peer: str) -> int:
+        cid = h.hub.connect(h.now, peer)
+        assert cid is not None
+        assert isinstance(h.cmd(cid, Hello(seq=0, version=PROTOCOL_VERSION)), Welcome)
+        return cid
+
+    ann = connect("203.0.113.1")
+    joined = h.cmd(ann, CreateRoom(seq=0, name="Ann", settings=Settings()))
+    assert isinstance(joined, Joined)
+    code = joined.room.code
+    mal = connect("198.51.100.7")
+    j = h.cmd(mal, JoinRoom(seq=0, code=code, name="Mal"))
+    assert isinstance(j, Joined)
+    assert isinstance(h.cmd(ann, Kick(seq=0, id=j.you)), Ack)
+    again = h.cmd(mal, JoinRoom(seq=0, code=code, name="Mal 2"))
+    assert isinstance(again, Error) and again.code == "rate_limited"
+    assert "removed you" in again.message
+    # a friend at the host's own computer, removed, may come back (a bot replaced, say)
+    friend = connect("203.0.113.1")
+    jf = h.cmd(friend, JoinRoom(seq=0, code=code, name="Bob"))
+    assert isinstance(jf, Joined)
+    assert isinstance(h.cmd(ann, Kick(seq=0, id=jf.you)), Ack)
+    assert isinstance(h.cmd(friend, JoinRoom(seq=0, code=code, name="Bob")), Joined)
+    # and the stranger after the while
+    h.tick(61.0)
+    assert isinstance(h.cmd(mal, JoinRoom(seq=0, code=code, name="Mal")), Joined)
