@@ -106,24 +106,37 @@ def normalize(name: str) -> str:
         raise BadName("a name needs at least one letter or digit")
     if any(_marks_a_role(ch) for ch in name):
         raise BadName(
-            "a name cannot hold brackets or stars: the screens mark the host, bots and you so"
+            "a name holds letters, digits, spaces, - _ . , ' ! ? # @ & and emoji: no brackets, "
+            "stars or other symbols (the screens mark the host, bots and you with them)"
         )
     return name
 
 
-STARS = frozenset("⁎⁑٭﹡⋆★☆✢✣✤✥✦✧✩✪✫✬✭✮✯✰✱✲✳✴✵✶✷✸✹✺✻✼✽✾✿❀❁❂❃❄❅❆❇❈❉❊❋")
-"""Stars and asterisks that pass for ``*`` on a screen (beyond the confusables' table)."""
+PUNCTUATION = frozenset(".,'!?#@&:;%/\"¡¿·")
+"""The punctuation a name may hold (Unicode's "other punctuation" holds stars and asterisks:
+``⁎``, ``⁕``, ``٭``); dashes, connectors (``_``) and CJK punctuation are taken too."""
+
+PICTURES = ((0x1F300, 0x1F5FF), (0x1F600, 0x1F64F), (0x1F680, 0x1F6FF), (0x1F900, 0x1F9FF),
+            (0x1FA70, 0x1FAFF))  # fmt: skip
+"""The emoji blocks: the only symbols a name may hold (the other symbol blocks are full of
+stars, asterisks and bracket pieces: ``⭑``, ``⚹``, ``🞶``, ``⎛``)."""
 
 
 def _marks_a_role(ch: str) -> bool:
-    """``ch`` is, or looks like, one of the screens' marks (:data:`RESERVED`): any bracket
-    (``[host]`` and ``❨host❩`` read as ``(host)``), a star, or a look-alike of either."""
-    return (
-        ch in RESERVED
-        or ch in STARS
-        or unicodedata.category(ch) in ("Ps", "Pe")
-        or _prototypes().get(ch, ch) in RESERVED
-    )
+    """``ch`` is, or could pass for, one of the screens' marks (:data:`RESERVED`): a name holds
+    letters, marks, digits, spaces, dashes, ``_``, a little punctuation and emoji, and no
+    character the confusables' table reads as ``(``, ``)`` or ``*`` (brackets of every shape,
+    stars and asterisks being symbols or punctuation of other kinds)."""
+    if ch in RESERVED or _prototypes().get(ch, ch) in RESERVED:
+        return True
+    category = unicodedata.category(ch)
+    if category[0] in "LMN" or category in ("Zs", "Pd", "Pc"):
+        return False
+    if category == "Po":
+        return not (ch in PUNCTUATION or 0x3000 <= ord(ch) <= 0x303F)
+    if category == "So":
+        return ch in "🌟🌠🔯" or not any(lo <= ord(ch) <= hi for lo, hi in PICTURES)
+    return category != "Sc"  # currency signs are harmless; every other symbol is not taken
 
 
 @cache

@@ -130,6 +130,14 @@ async def test_a_lobby_with_someone_connected_stays() -> None:
         "Bob \u2217",  # asterisk operator
         "Bob \u204e",  # low asterisk
         "Bob \u2731",  # heavy asterisk
+        "Ann \u239bhost\u239e",  # bracket pieces (maths symbols)
+        "Tom \u23a1bot\u23a4",
+        "Ann \u2039host\u203a",  # single angle quotation marks
+        "Bob \ua673",  # Slavonic asterisk
+        "Bob \u2055",  # flower punctuation mark
+        "Bob \u2b51",  # black small star
+        "Bob \U0001f7b6",  # a geometric star
+        "Eve \u229b",  # circled asterisk operator
     ],
 )
 async def test_blank_and_stacked_names_are_refused(name: str) -> None:
