@@ -111,42 +111,50 @@ def default_db_path() -> Path:
 
 
 def lock_database(path: str | Path) -> int:
-    """Take the serving lock of the database at ``path``: an exclusive ``flock`` on the file
-    ``PATH.lock`` beside it, held until the process exits (or the returned descriptor is
-    closed).  Two servers on one file would each restore and end the other's live races; the
-    second is refused, with a :class:`StoreError` naming who holds the lock.
+    """Take the serving lock of the database at ``path``: an exclusive ``flock`` on the database
+    file itself (created if missing, mode 600), held until the process exits (or the returned
+    descriptor is closed).  A lock on the file's inode holds whatever name it is opened by: a
+    symlink or a hard link to a served database is refused too.  Two servers on one file would
+    each restore and end the other's live races; the second is refused, with a
+    :class:`StoreError` naming who holds the lock (from ``PATH.lock``, beside the file's real
+    path, where the holder writes its pid and host).
 
-    The lock file is left in place when the server stops (removing it could let a third
-    process lock a file the second still holds open); it holds the holder's pid and host."""
-    lock_path = f"{path}.lock"
-    parent = Path(lock_path).parent
+    ``flock`` and SQLite's own (POSIX) locks do not meet on Linux; but closing any descriptor
+    of the file drops the process's POSIX locks on it, so the descriptor is kept open for the
+    server's life."""
+    real = Path(os.path.realpath(path))
+    info_path = Path(f"{real}.lock")
     try:
-        parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        real.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(real, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         raise StoreError(
-            f"cannot open the lock file {lock_path} ({(exc.strerror or str(exc)).lower()}): the "
-            f"server's user must be able to write {parent}"
+            f"cannot open {path} ({(exc.strerror or str(exc)).lower()}): the server's user must "
+            f"be able to write {real.parent}"
         ) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
+        os.close(fd)
         try:
-            holder = os.read(fd, 200).decode(errors="replace").strip() or "a process"
+            holder = info_path.read_text(errors="replace").strip() or "a process"
         except OSError:
             holder = "a process"
-        os.close(fd)
         if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
             raise StoreError(
-                f"{path} is in use by another server ({holder}, which holds {lock_path}): "
+                f"{path} is in use by another server ({holder}, which holds it locked): "
                 "stop it first, or use another --db"
             ) from None
         raise StoreError(
-            f"cannot lock {lock_path} ({(exc.strerror or str(exc)).lower()}): keep the "
+            f"cannot lock {path} ({(exc.strerror or str(exc)).lower()}): keep the "
             "database on a local file system"
         ) from None
-    os.ftruncate(fd, 0)
-    os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode())
+    try:
+        info = os.open(info_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        with os.fdopen(info, "w") as f:
+            f.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+    except OSError:
+        pass  # only what the message says of the holder: the lock itself is taken
     return fd
 
 

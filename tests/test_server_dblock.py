@@ -130,3 +130,19 @@ def test_a_new_database_is_readable_by_its_owner_only(tmp_path: Path) -> None:
         store.close()
     finally:
         os.umask(old)
+
+
+def test_a_symlink_or_a_hard_link_to_a_served_database_is_refused(tmp_path: Path) -> None:
+    """The lock is on the file, whatever name it is opened by (the lock file named by the path as
+    spelled let a second server in through a symlink or a hard link)."""
+    db = tmp_path / "races.sqlite3"
+    Store(db).close()
+    (tmp_path / "alias.sqlite3").symlink_to(db)
+    os.link(db, tmp_path / "hard.sqlite3")
+    fd = lock_database(db)
+    try:
+        for other in ("alias.sqlite3", "hard.sqlite3"):
+            with pytest.raises(StoreError, match="in use by another server"):
+                lock_database(tmp_path / other)
+    finally:
+        os.close(fd)
