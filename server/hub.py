@@ -355,18 +355,24 @@ class Hub(RaceLifecycle):
             Joined(seq=cmd.seq, you=member.id, role="player", token=token, room=room.info()),
         )
 
-    def _room_bucket(self, peer: str, now: float) -> TokenBucket:
-        """``peer``'s room-creation budget. A bucket that has refilled holds nothing worth
-        keeping, so the table is trimmed of the oldest ones past a bound."""
-        bucket = self.room_buckets.get(peer)
+    def _room_bucket(self, peer: str, now: float, joins: bool = False) -> TokenBucket:
+        """``peer``'s budget for creating rooms (or, ``joins``, for joining them). A bucket that
+        has refilled holds nothing worth keeping, so the table is trimmed of the oldest ones
+        past a bound."""
+        key = f"join {peer}" if joins else peer
+        bucket = self.room_buckets.get(key)
         if bucket is None:
             limits = self.limits
-            bucket = TokenBucket(limits.room_create_rate, limits.room_create_burst, now)
-            self.room_buckets[peer] = bucket
+            bucket = (
+                TokenBucket(limits.join_rate, limits.join_burst, now)
+                if joins
+                else TokenBucket(limits.room_create_rate, limits.room_create_burst, now)
+            )
+            self.room_buckets[key] = bucket
             while len(self.room_buckets) > max(1000, 2 * limits.max_connections):
                 self.room_buckets.popitem(last=False)
         else:
-            self.room_buckets.move_to_end(peer)
+            self.room_buckets.move_to_end(key)
         return bucket
 
     def _new_code(self) -> str:
@@ -389,6 +395,11 @@ class Hub(RaceLifecycle):
         if conn.room is not None:
             raise CommandError("already_in_room", "leave your room first")
         room = self._room(cmd.code)
+        if conn.peer and not self._room_bucket(conn.peer, now, joins=True).take(now):
+            self.count("joins_refused_rate")
+            raise CommandError(
+                "rate_limited", "your address is joining rooms too fast: wait a little"
+            )
         until = room.kept_out(conn.peer, now)
         if until is not None:
             raise CommandError(

@@ -30,6 +30,11 @@ class Limits:
     """Rooms one address may create a second, on average (one every six seconds)..."""
     room_create_burst: int = 10
     """...with this many at once."""
+    join_rate: float = 0.5
+    """Rooms one address may join a second, on average (a join and a leave, over and over, was
+    two log lines and a database write each, as fast as the command rate allowed)..."""
+    join_burst: int = 30
+    """...with this many at once (a class behind one address joining together)."""
     keep_days: float = 30.0
     """Races (finished or not) older than this are deleted, with their moves; 0 keeps all."""
     abandoned_s: float = 10.0

@@ -750,3 +750,25 @@ def test_someone_removed_by_the_host_cannot_rejoin_at_once() -> None:
     # and the stranger after the while
     h.tick(61.0)
     assert isinstance(h.cmd(mal, JoinRoom(seq=0, code=code, name="Mal")), Joined)
+
+
+def test_joining_rooms_has_a_budget_per_address() -> None:
+    """A join and a leave, over and over, from one address: two log lines and a database write
+    each, as fast as the command rate allowed; past the budget, rate_limited."""
+    h = Harness(join_rate=0.5, join_burst=5)
+    host = h.hub.connect(h.now, "203.0.113.1")
+    assert host is not None
+    h.cmd(host, Hello(seq=0, version=PROTOCOL_VERSION))
+    joined = h.cmd(host, CreateRoom(seq=0, name="Ann", settings=Settings()))
+    assert isinstance(joined, Joined)
+    mal = h.hub.connect(h.now, "198.51.100.7")
+    assert mal is not None
+    h.cmd(mal, Hello(seq=0, version=PROTOCOL_VERSION))
+    answers = []
+    for _ in range(8):
+        answers.append(h.cmd(mal, JoinRoom(seq=0, code=joined.room.code, name="Mal")))
+        h.send(mal, Leave(seq=0))
+    assert [type(a).__name__ for a in answers[:5]] == ["Joined"] * 5
+    assert all(isinstance(a, Error) and a.code == "rate_limited" for a in answers[5:])
+    h.tick(2.0)  # one more a two seconds
+    assert isinstance(h.cmd(mal, JoinRoom(seq=0, code=joined.room.code, name="Mal")), Joined)
