@@ -81,6 +81,20 @@ def _between(low: int, high: int) -> Check:
     return lambda v: None if low <= v <= high else f"must be between {low} and {high}"
 
 
+def _range(low: float, high: float, above: bool = False) -> Check:
+    """More than (``above``) or at least ``low``, and at most ``high``: a setting far past what
+    any server needs is a typo (a countdown of 10^20 ms, a grace of 10^300 s)."""
+
+    def check(v: float) -> str | None:
+        if v < low or (above and v == low):
+            return f"must be {'more than' if above else 'at least'} {low:g}"
+        if v > high:
+            return f"must be at most {high:g}"
+        return None
+
+    return check
+
+
 def _one_of(*choices: str) -> Check:
     return lambda v: None if v in choices else f"must be one of {', '.join(choices)}"
 
@@ -89,10 +103,17 @@ def _networks(text: str) -> str | None:
     for net in text.split(","):
         if net.strip():
             try:
-                ipaddress.ip_network(net.strip(), strict=False)
+                network = ipaddress.ip_network(net.strip(), strict=False)
             except ValueError as exc:
                 return str(exc)
+            if network.prefixlen == 0:
+                # every client's X-Forwarded-For believed: any address it likes, every budget
+                return f"{net.strip()} is every address: name the proxy's own"
     return None
+
+
+def _host(text: str) -> str | None:
+    return None if text.strip() else "must name an address (0.0.0.0 for every one)"
 
 
 def _env(name: str, default: str | None) -> str | None:
@@ -136,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
             checks[name.replace("-", "_")] = (name, check)
         p.add_argument(f"--{name}", type=type, default=value, help=f"{help} (default: {default})")
 
-    opt("host", "127.0.0.1", "address to listen on")
+    opt("host", "127.0.0.1", "address to listen on", check=_host)
     opt("port", 8765, "port to listen on (0: any free port)", int, _between(0, 65535))
     opt("db", str(default_db_path()), "SQLite database file, or :memory:")
     opt(
@@ -144,14 +165,14 @@ def build_parser() -> argparse.ArgumentParser:
         limits.grace_s,
         "seconds a dropped player's seat waits for them",
         _number,
-        _above(0),
+        _range(0, 86_400, above=True),
     )
     opt(
         "countdown-ms",
         limits.countdown_ms,
         "countdown before a race starts, in milliseconds (0: none)",
         int,
-        _at_least(0),
+        _range(0, 60_000),
     )
     opt("max-rooms", limits.max_rooms, "rooms open at once", int, _at_least(1))
     opt(
@@ -183,14 +204,20 @@ def build_parser() -> argparse.ArgumentParser:
         int,
         _at_least(1),
     )
-    opt("rate", limits.rate, "commands per second per connection, on average", _number, _above(0))
+    opt(
+        "rate",
+        limits.rate,
+        "commands per second per connection, on average",
+        _number,
+        _range(0.01, 10_000),
+    )
     opt("burst", limits.burst, "commands per connection at once", int, _at_least(1))
     opt(
         "idle-timeout",
         limits.idle_timeout_s,
         "seconds before a silent connection outside a race is closed",
         _number,
-        _above(0),
+        _range(0, 86_400, above=True),
     )
     opt(
         "race-idle",
@@ -239,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
         limits.open_timeout_s,
         "seconds to finish the WebSocket handshake",
         _number,
-        _above(0),
+        _range(0, 600, above=True),
     )
     opt(
         "record-rate",
