@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sys
 import time
 from collections import OrderedDict
+from typing import Any
 
 
 class _Fields(logging.Formatter):
@@ -58,6 +60,10 @@ def setup_logging(fmt: str = "text", level: str = "info") -> None:
     ws.propagate = False
 
 
+OWED_LINES = 5
+"""Addresses given their line each time the lines owed are paid (:meth:`RefusalLog._owed`)."""
+
+
 class RefusalLog:
     """One ``refused`` line per client address and ``every_s`` at most, for an operator's tools
     (fail2ban): connections closed for bad input (4400) or flooding (4429), refused at the
@@ -81,10 +87,11 @@ class RefusalLog:
         self.every_s = every_s
         self.max_addresses = addresses
         self.per_second = per_second
-        self.seen: OrderedDict[str, list[float]] = OrderedDict()
-        """address -> [when its last line went out, refusals since]"""
+        self.seen: OrderedDict[str, list[Any]] = OrderedDict()
+        """address -> [when its last line went out, refusals since, the last reason]"""
         self._second = 0.0
         self._lines = 0
+        self._owed_at = -math.inf
         self.skipped = 0
         """Refusals not logged at once (counted in a later line of their address, if any)."""
 
@@ -101,19 +108,44 @@ class RefusalLog:
         if now - self._second >= 1.0:
             self._second, self._lines = now, 0
         if self._lines >= self.per_second:
-            if entry is not None:
-                entry[1] += 1
+            # over the lines a second: remembered and counted all the same, so that decoys
+            # using up each second's lines cannot keep an address out of the log for good
+            if entry is None:
+                entry = self._remember(address, [-math.inf, 0, reason])
+            entry[1] += 1
+            entry[2] = reason
             self.skipped += 1
+            self._owed(now)
             return False
         self._lines += 1
-        count = (entry[1] if entry is not None else 0) + 1
+        self._line(address, reason, (entry[1] if entry is not None else 0) + 1, code)
+        self._remember(address, [now, 0, reason])
+        return True
+
+    def _line(self, address: str, reason: str, count: int, code: int | None = None) -> None:
         fields: dict[str, object] = {"event": "refused", "address": address, "reason": reason}
         if code is not None:
             fields["code"] = code
         fields["count"] = count
         self.log.warning("refused", extra={"fields": fields})
-        self.seen[address] = [now, 0]
+
+    def _remember(self, address: str, entry: list[Any]) -> list[Any]:
+        self.seen[address] = entry
         self.seen.move_to_end(address)
         while len(self.seen) > self.max_addresses:
             self.seen.popitem(last=False)
-        return True
+        return entry
+
+    def _owed(self, now: float) -> None:
+        """At most every ``every_s / 6``: a line for each of the few addresses refused most
+        without one (past the lines a second), whatever else fills each second."""
+        if now - self._owed_at < self.every_s / 6:
+            return
+        self._owed_at = now
+        owed = sorted(
+            ((e[1], a, e[2]) for a, e in self.seen.items() if e[1] and now - e[0] >= self.every_s),
+            reverse=True,
+        )[:OWED_LINES]
+        for count, address, why in owed:
+            self._line(address, why, int(count))
+            self.seen[address] = [now, 0, why]
