@@ -310,7 +310,12 @@ def lobby(
         t.append("\n")
     t.append("\n")
     if model.phase == "countdown":
-        t.append(f"Starting in {model.countdown_left_ms(now) / 1000:.1f} s\n", style="bold yellow")
+        if model.countdown_end is None:
+            t.append("Waiting for the players to be back after a restart\n", style="bold yellow")
+        else:
+            t.append(
+                f"Starting in {model.countdown_left_ms(now) / 1000:.1f} s\n", style="bold yellow"
+            )
     elif model.role == "player":
         t.append("r: ready / not ready", style="bold")
         if model.is_host():
@@ -349,16 +354,25 @@ def big_number(n: int) -> list[str]:
 
 def countdown(model: RaceModel, width: int, height: int, now: float | None = None) -> Text:
     """The countdown you cannot miss: 3, 2, 1 in big digits in the middle of the board."""
-    left = model.countdown_left_ms(now)
-    n = max(1, -(-left // 1000))
-    digits = big_number(n)
     lines: list[Text] = []
-    body = [
-        Text("The race starts in", style="bold"),
-        Text(""),
-        *[Text(row, style="bold yellow") for row in digits],
-        Text(""),
-    ]
+    if model.countdown_end is None:
+        # held after a server restart until the players are back (server/lifecycle.py)
+        body = [
+            Text("The server restarted during the countdown.", style="bold"),
+            Text(""),
+            Text("It starts again from 3 when every player is back", style="bold yellow"),
+            Text("(or in a few seconds without those who are not).", style="yellow"),
+            Text(""),
+        ]
+    else:
+        left = model.countdown_left_ms(now)
+        n = max(1, -(-left // 1000))
+        body = [
+            Text("The race starts in", style="bold"),
+            Text(""),
+            *[Text(row, style="bold yellow") for row in big_number(n)],
+            Text(""),
+        ]
     room = model.room
     if room is not None:
         body.append(plain(room.settings.title, DIM))

@@ -811,6 +811,7 @@ class Hub(RaceLifecycle):
                 continue
             # nobody is connected yet: give everyone the grace period to come back
             room.held_until = now + self.limits.grace_s
+            room.restored_at = now
             if room.state == "countdown":
                 # held until its players are back (or the grace is over): it ran out with
                 # nobody connected, and the race started with everyone a few seconds behind

@@ -40,6 +40,9 @@ from .store import Store
 
 log = logging.getLogger("patience_race.server")
 
+RESTART_HOLD_S = 15.0
+"""How long a countdown cut by a restart waits for its players at most (the grace is longer)."""
+
 
 class RaceLifecycle:
     """The race's side of the hub (mixed into :class:`server.hub.Hub`)."""
@@ -171,11 +174,12 @@ class RaceLifecycle:
 
     def _countdown_after_restart(self, room: Room, race: Race, now: float, out: Outbox) -> None:
         """A countdown restored after a restart is held (``countdown_end`` None) until every
-        player of the race is connected again, or the grace period is over: then it starts
-        again from the top, for everyone at once."""
+        player of the race is connected again, or for :data:`RESTART_HOLD_S` (clients try again
+        every second: who is not back by then may not come, a bot that died with the server,
+        say): then it starts again from the top, for everyone at once."""
         # (a player who left the room is not waited for)
         back = all((m := room.members.get(sid)) is None or m.conn is not None for sid in race.seats)
-        if not back and now < room.held_until:
+        if not back and now < min(room.held_until, room.restored_at + RESTART_HOLD_S):
             return
         room.countdown_end = now + self.limits.countdown_ms / 1000
         self._event("countdown", room, None, race=race.race_id, after_restart=True)

@@ -102,6 +102,8 @@ class Room:
         self.removed: OrderedDict[str, float] = OrderedDict()
         """Addresses the host removed someone from, and until when they may not join again
         (at most :data:`MAX_KEPT_OUT`, the oldest forgotten first)."""
+        self.restored_at = 0.0
+        """When the room was brought back after a restart (0: it was not)."""
         self.held_until = 0.0
         """After a restart, the room waits this long for its members before it counts as
         abandoned."""

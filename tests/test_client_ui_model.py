@@ -471,6 +471,11 @@ def test_a_big_countdown_in_the_middle() -> None:
     assert 5 <= start <= 12  # the middle of 20 rows
     assert lines[start].index("█") > 20  # and of 60 columns
     assert render.big_number(1) != render.big_number(2)
+    # held after a server restart: said, not a big 1 frozen for seconds
+    model.countdown_end = None
+    held = render.countdown(model, 80, 24, now=100.0).plain
+    assert "restarted during the countdown" in held and "every player is back" in held
+    assert "█" not in held
 
 
 def test_cards_grow_with_the_screen() -> None:

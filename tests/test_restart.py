@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+
 from client.model import RaceModel
 from client.net import Connection
 from client.session import Session
@@ -389,6 +391,34 @@ async def test_a_countdown_cut_by_a_restart_waits_for_its_players(tmp_path: Path
             assert all(c.ms == 800 and c.commitment == snap.room.commitment for c in counted)
             starts = [await c.wait_for(RaceStart) for c in (ann, bob)]
             assert starts[0].race_id == starts[1].race_id == counted[0].race_id
+
+
+async def test_a_held_countdown_does_not_wait_long_for_who_is_not_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A player who does not come back (a bot that died with the server) holds a countdown cut
+    by a restart a few seconds, not the whole grace period (a big 1 frozen for a minute)."""
+    import server.lifecycle
+    from protocol.messages import Countdown, RaceStart
+
+    from .server_helpers import fast_limits
+
+    monkeypatch.setattr(server.lifecycle, "RESTART_HOLD_S", 1.0)
+    db = tmp_path / "races.sqlite3"
+    limits = fast_limits(countdown_ms=300, grace_s=60.0)
+    async with running_server(limits, store=Store(db)) as server_a:
+        conns, code, joined = await host_and_join(server_a.url, ["Ann", "Bob"], Settings())
+        for c in conns:
+            await c.request(Ready(seq=0))
+        await conns[0].wait_for(Countdown)
+        await close_all(conns)
+    async with (
+        running_server(limits, store=Store(db)) as again,
+        Connection(again.url) as ann,  # Bob never comes back
+    ):
+        await ann.request(Resume(seq=0, code=code, token=joined[0].token))
+        await ann.wait_for(Countdown, timeout=5)
+        await ann.wait_for(RaceStart, timeout=5)
 
 
 async def test_a_bot_comes_back_after_a_restart_and_plays_on(tmp_path: Path) -> None:
