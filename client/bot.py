@@ -450,6 +450,7 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
     seat.pacer.hurry = False
     conn = seat.conn
     resyncs = 0
+    mark, still = _progress_mark(state), 0
     while not state.over:
         # the pause before the move, watching what happens meanwhile: the end of the race (time
         # up), a kick, and whether any person still races (if none, the bot hurries)
@@ -487,6 +488,11 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
                 if seat.pacer.hurry:
                     log.info("%s: every person has finished: hurrying", seat.name)
         move = await thinking or RESIGN
+        if seat.pacer.hurry and still >= HURRY_IDLE:
+            # every person is done and the results wait on the bots: no card shown, deal or suit
+            # home for this long is shuffling (it went on to the 1,500-move cap: a minute more)
+            log.info("%s: nothing more to gain: resigning so that the results come", seat.name)
+            move = RESIGN
         await seat.pacer.take()
         if resyncs > MAX_RESYNCS:
             move = RESIGN  # something is wrong with this board: give up rather than loop
@@ -508,6 +514,8 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
         assert isinstance(answer, Moved)
         try:
             apply_moved(state, answer)
+            now_mark = _progress_mark(state)
+            mark, still = now_mark, (still + 1 if now_mark == mark else 0)
         except Desync as exc:
             log.warning("%s: %s: taking the board again", seat.name, exc)
             resyncs += 1
@@ -516,6 +524,21 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
                 return None
             state = fresh
     return None
+
+
+HURRY_IDLE = 150
+"""Moves without a card shown, a deal, a redeal or a card home after which a bot that hurries
+(every person in the race is done) resigns."""
+
+
+def _progress_mark(state: GameState) -> tuple[int, int, int, int]:
+    """What changes only when a game makes progress (as the strategy's memory counts it)."""
+    return (
+        sum(state.down),
+        len(state.stock),
+        sum(map(len, state.foundations)),
+        state.redeals_left,
+    )
 
 
 async def _resync(seat: _Seat) -> GameState | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from client.bot import run_bot
 from client.net import Connection
 from protocol.messages import (
@@ -110,3 +112,37 @@ def test_bots_hurry_only_when_no_person_plays_and_no_clock_runs() -> None:
     assert people_done(room(0), resigned)
     assert not people_done(room(300), resigned)  # the clock decides scores: pace matters
     assert not people_done(room(0), [progress(2, "playing")])  # bots alone: nobody waits
+
+
+async def test_a_hurried_bot_that_only_shuffles_resigns(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every person done: a bot that shows no card, deals or sends nothing home for HURRY_IDLE
+    moves resigns (bots went on to the 1,500-move cap: the results a minute and more later)."""
+    import logging
+
+    import client.bot
+
+    monkeypatch.setattr(client.bot, "HURRY_IDLE", 3)
+    caplog.set_level(logging.INFO, logger="patience_race.bot")
+    async with running_server(fast_limits(countdown_ms=50)) as server:
+        ann = Connection(server.url)
+        await ann.open()
+        settings = Settings(game="spider", options={"suits": 4}, deal_number=2)
+        joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=settings))
+        assert isinstance(joined, Joined)
+        code = joined.room.code
+        bot = asyncio.create_task(run_bot(server.url, code, name="Bot", level="easy", think=0.05))
+        try:
+            await wait_until(ann, RoomUpdate, lambda u: len(u.room.members) == 2)
+            await ann.request(Ready(seq=0))
+            await ann.wait_for(RaceStart, timeout=10)
+            await ann.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
+            over = await ann.wait_for(RaceOver, timeout=60)
+            standing = next(s for s in over.standings if s.name == "Bot")
+            assert standing.status == "resigned" and standing.moves < 1500
+            assert "nothing more to gain" in caplog.text
+        finally:
+            bot.cancel()
+            await asyncio.gather(bot, return_exceptions=True)
+            await ann.close()
