@@ -491,6 +491,14 @@ class RaceApp(App[None]):
             model.status = "In the lobby, ready for the next race (r: not ready)."
 
     async def race_key(self, key: str) -> None:
+        session = self.session
+        if session is not None and not session.connected and key not in ("h", "o", "escape"):
+            # said, not silently lost (a move typed while the server restarts)
+            self.model.status = (
+                "Not connected: that key was not sent. Your board is as it was; "
+                "play on once reconnected."
+            )
+            return
         if self.keys.pending and key != "h":
             # typed ahead of the server's answer: played once it is in (a move is checked
             # against the board it will be played on), in order

@@ -551,3 +551,20 @@ async def test_textual_keys_go_through_the_games_own_quit() -> None:
         await pilot.press("?", "ctrl+c")  # over the help too: it goes, and this second q quits
         await wait_until(pilot, lambda: not app.is_running)
         await guest.close()
+
+
+async def test_a_key_typed_while_not_connected_is_said() -> None:
+    """While the connection is down (a server restart), a move key says it was not sent (it was
+    dropped without a word, and the player typed on)."""
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1_DEAL1))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            await pilot.press("s")
+            await wait_until(pilot, lambda: app.model.phase == "racing" and app.model.state)
+            assert app.session is not None
+            app.session.connected = False  # as while it reconnects
+            await pilot.press("d")
+            assert "Not connected: that key was not sent" in app.model.status
+            assert app.model.state.moves == 0  # type: ignore[union-attr]
+            app.session.connected = True
