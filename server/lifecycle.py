@@ -96,6 +96,7 @@ class RaceLifecycle:
                 # everyone is ready: the countdown starts as soon as a certified deal is (tick)
                 self.awaiting_deal.add(room.code)
                 self._room_update(room, out)
+                why = self._no_certified_deal(room, by_itself=True)
                 self._broadcast(room, Error(seq=None, code="not_ready", message=why), out)
         else:
             self._room_update(room, out)
@@ -130,10 +131,15 @@ class RaceLifecycle:
         out.reply(conn.id, Ack(seq=cmd.seq))
         self._start_countdown(room, now, out)
 
-    def _no_certified_deal(self, room: Room) -> str:
+    def _no_certified_deal(self, room: Room, by_itself: bool = False) -> str:
+        then = (
+            "the countdown starts by itself as soon as it has one"
+            if by_itself
+            else "try again in a few seconds"
+        )
         return (
             f"no certified winnable deal of {room.config.title} is ready yet: the server's "
-            "solver is still working; try again in a few seconds"
+            f"solver is still working; {then}"
         )
 
     def _start_countdown(self, room: Room, now: float, out: Outbox) -> str | None:
