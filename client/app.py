@@ -24,7 +24,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from protocol.config import OPTIONS, SPIDER, TITLES, GameConfig
-from protocol.messages import MAX_NAME, Kick, Member, Settings
+from protocol.messages import MAX_NAME, Kick, Member, Moved, Settings
 from protocol.moves import Kind, Move
 
 from . import render
@@ -568,9 +568,11 @@ class RaceApp(App[None]):
         move = auto_home(state)
         if move is not None:
             self.keys.pending = True
-            self.run_worker(self.send_move(move), group="move")
+            self.run_worker(self.send_move(move, by_itself=True), group="move")
 
-    async def send_move(self, move: Move) -> None:
+    async def send_move(self, move: Move, by_itself: bool = False) -> None:
+        """Send ``move`` (``by_itself``: a complete suit sent home by auto-home) and, once it is
+        answered, what follows: auto-home, then the keys typed meanwhile."""
         assert self.session is not None
         answer = None
         try:
@@ -579,6 +581,12 @@ class RaceApp(App[None]):
             self.keys.answered()
             if answer is None:
                 self.typed_ahead.clear()  # refused or not connected: keys typed on are moot
+        if by_itself and isinstance(answer, Moved):
+            # said: it is a move, and a card it turns up is where undo stops
+            said = "A complete suit went home by itself (o turns that off)"
+            if answer.shown:
+                said += f"; it turned up {answer.shown[0].card}, so undo stops there"
+            self.model.status = said + "."
         state = self.model.state
         if move.kind == Kind.UNDO:
             if self.auto_home and state is not None and auto_home(state) is not None:

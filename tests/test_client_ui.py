@@ -359,6 +359,7 @@ async def test_undoing_a_suit_sent_home_keeps_it_on_its_pile() -> None:
                 await app.send_move(move)
             await wait_until(pilot, lambda: any(state.foundations))
             await wait_until(pilot, lambda: not app.keys.pending)
+            await wait_until(pilot, lambda: "went home by itself" in app.model.status)
             await pilot.press("u")
             await wait_until(pilot, lambda: "back on its pile" in status_of(app))
             await pilot.pause(0.5)
