@@ -627,6 +627,7 @@ class RaceApp(App[None]):
             if 0 <= i < len(kick):
                 who = kick[i]
                 model.status = f"Removing {safe(who.name)}..."
+                model.removed.add(who.id)  # the room update that follows says so
                 await session.command(Kick(seq=0, id=who.id))
             else:
                 model.status = "Nobody removed."

@@ -101,6 +101,8 @@ class RaceModel:
     """Why the server took you out of the race, until the progress that shows it comes."""
     """What happened, newest last (joins, leaves, resignations...): see :meth:`say`."""
     seat_released: bool = False
+    removed: set[int] = field(default_factory=set)
+    """Members this client (the host) removed: their going is said as such, not as leaving."""
 
     def say(self, message: str) -> None:
         """A thing that happened: into the log and the status line."""
@@ -127,7 +129,7 @@ class RaceModel:
         old = self.room
         if old is not None and old.code == room.code:
             released = {p.id for p in self.progress if p.status == "disconnected"}
-            for message in room_changes(old, room, self.you, released):
+            for message in room_changes(old, room, self.you, released, self.removed):
                 self.say(message)
         self.room = room
         me = self.me_member(room)
@@ -414,7 +416,11 @@ def _names(room: RoomInfo) -> dict[int, str]:
 
 
 def room_changes(
-    old: RoomInfo, new: RoomInfo, you: int | None, released: set[int] | frozenset[int] = frozenset()
+    old: RoomInfo,
+    new: RoomInfo,
+    you: int | None,
+    released: set[int] | frozenset[int] = frozenset(),
+    removed: set[int] | frozenset[int] = frozenset(),
 ) -> list[str]:
     """What happened between two room updates, for people: joins, leaves, comings and goings
     (``released``: the racers whose seat in the race was released, who come back to watch)."""
@@ -443,7 +449,11 @@ def room_changes(
             out.append(f"{name} asks for a rematch")
     for mid, m in before.items():
         if mid not in after and mid != you:
-            out.append(f"{safe(m.name)} left")
+            out.append(
+                f"You removed {safe(m.name)} from the room"
+                if mid in removed
+                else f"{safe(m.name)} left"
+            )
     if old.state == "countdown" and new.state == "lobby":
         stopped = [m for mid, m in after.items() if not m.ready and before.get(mid, m).ready]
         if new.settings != old.settings:

@@ -448,6 +448,7 @@ async def test_the_host_removes_someone_from_the_lobby() -> None:
             await pilot.press("k", "1")
             await wait_until(pilot, lambda: len(app.model.room.members) == 2)  # type: ignore[union-attr]
             assert [m.name for m in app.model.room.members] == ["Ann", "Eve"]  # type: ignore[union-attr]
+            await wait_until(pilot, lambda: "You removed Bob" in app.model.status)
             await bob.close()
             await eve.close()
 
