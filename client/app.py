@@ -325,7 +325,7 @@ class RaceApp(App[None]):
                 goes_on = "you are still in the room"
             main.update(render.too_small(self.size.width, self.size.height, goes_on=goes_on))
         elif m.holding:
-            main.update(render.results(m, width, self.join_hint))
+            main.update(render.results(m, width, self.join_hint, height))
         elif m.phase == "lobby":
             main.update(render.lobby(m, join_hint=self.join_hint, width=width))
         elif m.phase == "countdown":
@@ -334,7 +334,7 @@ class RaceApp(App[None]):
             self.grid = render.board_grid(m, self.keys, height, width)
             main.update(self.grid.text())
         elif m.phase == "results":
-            main.update(render.results(m, width, self.join_hint))
+            main.update(render.results(m, width, self.join_hint, height))
         else:
             main.update(Text("Connecting..."))
         side = self.side

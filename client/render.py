@@ -859,9 +859,24 @@ RESULT_WORDS = {
 }
 
 
-def results(model: RaceModel, width: int = 78, join_hint: str | None = None) -> Text:
+def results(
+    model: RaceModel, width: int = 78, join_hint: str | None = None, height: int | None = None
+) -> Text:
     """The results table, the deal check, who asked for a rematch and what the room does now
-    (and, with ``join_hint``, how a friend joins the next race)."""
+    (and, with ``join_hint``, how a friend joins the next race).  With ``height``, a table too
+    long for it shows its first places and your own, and says how many more there are, so that
+    what follows it (the keys above all) stays on screen."""
+    table = _results_table(model, width, None)
+    tail = _results_tail(model, join_hint)
+    if height is not None:
+        room = height - len(tail.plain.splitlines()) - 1
+        table = _results_table(model, width, room)
+    table.append_text(tail)
+    return table
+
+
+def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
+    """The title and the table, in at most ``rows`` lines (None: all of it)."""
     last = model.last
     t = Text()
     t.append("Results", style="bold")
@@ -878,7 +893,15 @@ def results(model: RaceModel, width: int = 78, join_hint: str | None = None) -> 
     t.append(head, style="bold " + DIM)
     bots = {m.id for m in model.room.members if m.bot} if model.room else set()
     idle = {p.id for p in model.progress if p.status == "left" and p.connected}
-    for s in standings:
+    shown = list(standings)
+    if rows is not None:
+        fit_rows = max(2, rows - 3 - (1 if spider else 0) - 1)  # title, heading, note, "more"
+        if len(shown) > fit_rows:
+            mine = next((x for x in shown if x.id == model.you), None)
+            shown = shown[: fit_rows - 1]
+            if mine is not None and mine not in shown:
+                shown[-1] = mine  # your own place, whatever it is
+    for s in shown:
         me = s.id == model.you
         style = "bold yellow" if me else ""
         t.append(f"{s.rank:>2}. ", style=style)
@@ -895,9 +918,22 @@ def results(model: RaceModel, width: int = 78, join_hint: str | None = None) -> 
         time_ = clock(s.finish_ms) if s.finish_ms is not None else "-"
         row += f" {time_:>6} {s.moves:>5} {s.undos:>5}\n"
         t.append(row, style=style)
+    if len(shown) < len(standings):
+        more = len(standings) - len(shown)
+        t.append(
+            f"    ... and {plural(more, 'more player')} (a taller terminal shows all)\n", style=DIM
+        )
     if spider:
         t.append("score: xpat2's (0-1000); 2nd: aisleriot's (0-96)\n", style=DIM)
-    t.append("\n")
+    return t
+
+
+def _results_tail(model: RaceModel, join_hint: str | None) -> Text:
+    """What follows the table: the deal check, the race's record, who asked for a rematch,
+    where the room is now, the keys."""
+    last = model.last
+    standings = last.standings if last is not None else (model.standings or [])
+    t = Text("\n")
     verdict = last.verdict if last is not None else model.verdict
     verified = last.verified if last is not None else model.verified
     if verdict:

@@ -942,3 +942,23 @@ def test_the_board_says_when_the_terminal_is_too_small() -> None:
     assert text == (
         "This terminal is 60x20: the race needs at least 80x24. Make it bigger; the race goes on."
     )
+
+
+def test_a_long_results_table_leaves_the_keys_on_screen() -> None:
+    """16 players at 80x24: the first places and your own, "... and N more", and what follows
+    the table (the keys above all) still in the height (they fell off the screen)."""
+    model = results_model()
+    names = [f"P{i}" for i in range(4, 18)]
+    model.last.standings = [  # type: ignore[union-attr]
+        *model.last.standings,  # type: ignore[union-attr]
+        *[standing(3 + i, 4 + i, n, "resigned", score=0, score2=0) for i, n in enumerate(names)],
+    ]
+    model.last.standings.append(model.last.standings.pop(1))  # type: ignore[union-attr]  # Ann last
+    text = render.results(model, 78, height=20).plain
+    lines = text.splitlines()
+    assert len(lines) <= 20, text
+    assert "n: rematch" in lines[-1]
+    assert any(line.split()[1:2] == ["Ann"] for line in lines if line.strip()[:1].isdigit())
+    assert "more players" in text
+    # a tall terminal shows everyone
+    assert "more player" not in render.results(model, 78, height=60).plain
