@@ -141,6 +141,10 @@ MAX_RESYNCS = 3
 """Boards taken again from the server in one race before the bot gives up."""
 
 
+TEMPO_SPREAD = 0.15
+"""A bot's own tempo is its level's pace up to this fraction faster or slower."""
+
+
 class Pacer:
     """When to send the next move: a pause drawn from ``pace`` before each (a number: that many
     seconds, randomized by half either way), never faster than the server's rate allows
@@ -156,6 +160,9 @@ class Pacer:
         self.tokens = self.burst
         self.at = time.monotonic()
         self.rng = rng
+        self.tempo = rng.uniform(1 - TEMPO_SPREAD, 1 + TEMPO_SPREAD)
+        """This bot's own speed against its level's pace, drawn once: bots of one level are not
+        in lockstep (three strong bots playing the same moves finished within a second)."""
         self.hurry = False
         """No person is still racing (and no clock runs): play as fast as the server allows, so
         nobody waits minutes for the results (see :func:`people_done`)."""
@@ -168,7 +175,7 @@ class Pacer:
     def pause(self) -> float:
         """The person-like pause before the next move (0 when hurrying or pace 0)."""
         if self.think > 0 and not self.hurry:
-            return max(0.0, self.pace.draw(self.rng))
+            return max(0.0, self.pace.draw(self.rng) * self.tempo)
         return 0.0
 
     async def wait(self) -> None:

@@ -338,3 +338,18 @@ async def test_a_proxy_answering_502_while_the_server_restarts_is_tried_again(
     finally:
         server.close()
         await server.wait_closed()
+
+
+def test_bots_of_one_level_each_have_their_own_tempo() -> None:
+    """Three strong bots played the same moves and finished within a second of each other: each
+    bot's pauses are its level's scaled by a tempo of its own, within 15 %."""
+    import client.bot as bot
+    from client.strategy import PACE
+
+    pacers = [bot.Pacer(PACE["strong"], 20.0, 40, random.Random(seed)) for seed in range(3)]
+    tempos = [p.tempo for p in pacers]
+    assert len(set(tempos)) == 3
+    assert all(1 - bot.TEMPO_SPREAD <= t <= 1 + bot.TEMPO_SPREAD for t in tempos)
+    for p in pacers:
+        mean = sum(p.pause() for _ in range(2000)) / 2000
+        assert abs(mean - PACE["strong"].mean * p.tempo) < 0.02
