@@ -27,7 +27,7 @@ from protocol.config import OPTIONS, SPIDER, TITLES, GameConfig
 from protocol.messages import MAX_NAME, Kick, Member, Moved, Settings
 from protocol.moves import Kind, Move
 
-from . import render
+from . import render, screens
 from .model import PILE_KEYS, Keys, RaceModel, auto_home
 from .net import Disconnected, ServerError
 from .session import SeatInUse, Session
@@ -76,7 +76,7 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
-    TEXT = render.HELP
+    TEXT = screens.HELP
     SCROLL_KEYS: ClassVar[dict[str, str]] = {
         "up": "scroll_up",
         "down": "scroll_down",
@@ -303,10 +303,10 @@ class RaceApp(App[None]):
         elif self.lost_at is None:
             self.lost_at = time.monotonic()
         self.top.update(
-            render.header(m, self.auto_home, self.lost_at, self.size.width, reconnecting)
+            screens.header(m, self.auto_home, self.lost_at, self.size.width, reconnecting)
         )
         main = self.main_view
-        status_h = self.draw_status(render.footer_keys(m), reconnecting)
+        status_h = self.draw_status(screens.footer_keys(m), reconnecting)
         width = max(20, main.content_region.width or (self.size.width - 34))
         height = max(8, self.size.height - 1 - status_h if self.size.height else 18)
         self.grid = None
@@ -315,7 +315,7 @@ class RaceApp(App[None]):
         # board shows cards where they are not, and clicks would pick others)
         main.set_class(m.phase in ("racing", "countdown") and not m.holding and not small, "grid")
         if m.phase in ("kicked", "gone"):
-            main.update(render.message_screen(m))
+            main.update(screens.message_screen(m))
         elif small:
             goes_on = {
                 "racing": "the race goes on",
@@ -323,18 +323,18 @@ class RaceApp(App[None]):
             }.get(m.phase, "you are still in the room")
             if m.holding:
                 goes_on = "you are still in the room"
-            main.update(render.too_small(self.size.width, self.size.height, goes_on=goes_on))
+            main.update(screens.too_small(self.size.width, self.size.height, goes_on=goes_on))
         elif m.holding:
-            main.update(render.results(m, width, self.join_hint, height))
+            main.update(screens.results(m, width, self.join_hint, height))
         elif m.phase == "lobby":
-            main.update(render.lobby(m, join_hint=self.join_hint, width=width))
+            main.update(screens.lobby(m, join_hint=self.join_hint, width=width))
         elif m.phase == "countdown":
-            main.update(render.countdown(m, width, height))
+            main.update(screens.countdown(m, width, height))
         elif m.phase == "racing":
             self.grid = render.board_grid(m, self.keys, height, width)
             main.update(self.grid.text())
         elif m.phase == "results":
-            main.update(render.results(m, width, self.join_hint, height))
+            main.update(screens.results(m, width, self.join_hint, height))
         else:
             main.update(Text("Connecting..."))
         side = self.side
@@ -358,7 +358,7 @@ class RaceApp(App[None]):
     def draw_status(self, keys: str, reconnecting: bool) -> int:
         """The status line: the last message (two lines when it needs them, the board giving
         one up meanwhile) and the keys; its height."""
-        text = render.status_line(self.model, keys, reconnecting, max(20, self.size.width - 2))
+        text = screens.status_line(self.model, keys, reconnecting, max(20, self.size.width - 2))
         lines = text.plain.count("\n") + 1
         if self.status_line.styles.height != lines:
             self.status_line.styles.height = lines

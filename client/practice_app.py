@@ -20,7 +20,7 @@ from protocol.config import SPIDER, GameConfig
 from protocol.moves import IllegalMove, Kind, Move
 from protocol.notation import format_move
 
-from . import render
+from . import render, screens
 from .app import HelpScreen, Plan, RaceApp
 from .practice import Practice, describe, picked_count
 from .text import plural, safe
@@ -95,7 +95,7 @@ class PracticeApp(RaceApp):
         elif self.too_small():
             self.grid = None
             main.update(
-                render.too_small(self.size.width, self.size.height, "practice", "the game goes on")
+                screens.too_small(self.size.width, self.size.height, "practice", "the game goes on")
             )
         else:
             self.grid = render.board_grid(self.model, self.keys, height, width)

@@ -416,11 +416,11 @@ async def test_a_spectator_who_quits_mid_race_leaves_at_once() -> None:
         await bob.request(Ready(seq=0))
         app = RaceApp(Plan(action="watch", name="Cy", url=server.url, code=code))
         async with app.run_test(size=(80, 24)) as pilot:
-            await wait_until(pilot, lambda: app.model.phase == "racing")
+            await wait_until(pilot, lambda: app.model.phase == "racing", timeout=20)
             await pilot.press("q")
             assert "you stop watching" in status_of(app)
             await pilot.press("q")
-            await wait_until(pilot, lambda: not app.is_running)
+            await wait_until(pilot, lambda: not app.is_running, timeout=20)
         room = server.hub.rooms[code]
         assert all(m.name != "Cy" for m in room.members.values())
         await ann.close()

@@ -10,7 +10,7 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 
-from client import render
+from client import render, screens
 from client.model import Keys, RaceModel, progress_changes, room_changes
 from client.text import clip, ordinal, plural, safe
 from protocol.config import GameConfig
@@ -100,7 +100,7 @@ def test_one_deal_one_move_in_the_header_and_board() -> None:
     board = render.board(model, Keys(model), 24, 46)
     assert "(1 deal)" in board.plain
     model.state.moves = 1
-    assert "1 move " in render.header(model, True).plain + " "
+    assert "1 move " in screens.header(model, True).plain + " "
 
 
 def _deal():  # type: ignore[no-untyped-def]
@@ -139,7 +139,7 @@ def test_a_lobby_of_16_players_fits_80x24() -> None:
     members = [member(1, "Ann"), *(member(i, f"Bot {i}", bot=True) for i in range(2, 17))]
     host.room = room(members)
     host.room.settings.seats = 16
-    text = render.lobby(host).plain
+    text = screens.lobby(host).plain
     lines = text.rstrip("\n").splitlines()
     assert len(lines) <= 21, text
     assert all(len(line) <= 78 for line in lines)
@@ -148,7 +148,7 @@ def test_a_lobby_of_16_players_fits_80x24() -> None:
     assert "s: start now" in text and "w winnable" in text
     few = RaceModel(name="Ann", you=1, phase="lobby")
     few.room = room([member(1, "Ann"), member(2, "Bob")])
-    assert "2 free seats" in render.lobby(few).plain  # four seats, two taken
+    assert "2 free seats" in screens.lobby(few).plain  # four seats, two taken
 
 
 def test_the_race_panel_keeps_your_own_line_when_it_cannot_show_everyone() -> None:
@@ -171,8 +171,8 @@ def test_bots_are_marked_in_the_race_panel_and_the_results() -> None:
     model.room = model.room.model_copy(
         update={"members": [member(1, "Ann"), member(2, "Bob", bot=True)]}
     )
-    assert "Bob (bot)" in render.results(model).plain
-    assert "Ann (bot)" not in render.results(model).plain
+    assert "Bob (bot)" in screens.results(model).plain
+    assert "Ann (bot)" not in screens.results(model).plain
     model.progress = [progress(1, "Ann"), progress(2, "Bob")]
     panel = render.opponents(model, 29).plain
     assert "Bob (bot)" in panel and "Ann *" in panel and "Ann (bot)" not in panel
@@ -204,7 +204,7 @@ def test_a_countdown_stopped_is_said_and_the_lobby_comes_back() -> None:
     model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64))
     model.apply(RoomUpdate(room=room(ready, state="countdown")))
     assert model.phase == "countdown"
-    assert "r: stop the countdown" in render.footer_keys(model)
+    assert "r: stop the countdown" in screens.footer_keys(model)
     stopped = room([member(1, "Ann", ready=True), member(2, "Bob")])
     model.apply(RoomUpdate(room=stopped))
     assert model.phase == "lobby" and model.countdown_end is None
@@ -277,7 +277,7 @@ def results_model(role: str = "player") -> RaceModel:
 
 def test_results_table_has_every_column_and_the_keys() -> None:
     model = results_model()
-    text = render.results(model, 78).plain
+    text = screens.results(model, 78).plain
     lines = text.splitlines()
     head = next(line for line in lines if "result" in line)
     for col in ("name", "result", "score", "2nd", "time", "moves", "undos"):
@@ -293,7 +293,7 @@ def test_results_table_has_every_column_and_the_keys() -> None:
     assert "n: rematch    s: to the lobby    q: leave" in text  # Ann hosts
     # the loud warning when the deal does not match
     model.last.verdict, model.last.verified = "WARNING: the revealed deal does not match: x", False  # type: ignore[union-attr]
-    warn = render.results(model, 78)
+    warn = screens.results(model, 78)
     assert "WARNING" in warn.plain
     assert any("on red" in str(s.style) for s in warn.spans)
 
@@ -309,7 +309,9 @@ def test_results_columns_stay_straight_with_wide_names_and_name_the_join_command
         standing(2, 1, "W" * 24, "resigned"),
         standing(3, 3, "🃏 Cy", "resigned"),
     ]
-    text = render.results(model, 78, "patience-race join ABCD-2345 --server ws://127.0.0.1:4").plain
+    text = screens.results(
+        model, 78, "patience-race join ABCD-2345 --server ws://127.0.0.1:4"
+    ).plain
     rows = [line for line in text.splitlines() if line[:3] in (" 1.", " 2.", " 3.")]
     assert len(rows) == 3
     starts = {
@@ -322,7 +324,7 @@ def test_results_columns_stay_straight_with_wide_names_and_name_the_join_command
         "others join the next race with:\n  patience-race join ABCD-2345 --server ws://127.0.0.1:4"
         in text
     )
-    assert "others join" not in render.results(model, 78).plain
+    assert "others join" not in screens.results(model, 78).plain
 
 
 def test_results_stay_when_the_room_moves_on() -> None:
@@ -330,19 +332,19 @@ def test_results_stay_when_the_room_moves_on() -> None:
     lobby = room([member(1, "Ann"), member(2, "Bob", ready=True), member(3, "Cy")])
     model.apply(RoomUpdate(room=lobby))
     assert model.holding and model.phase == "lobby"
-    assert "back in the lobby: press n" in render.results(model).plain
-    assert "Results" in render.results(model).plain
+    assert "back in the lobby: press n" in screens.results(model).plain
+    assert "Results" in screens.results(model).plain
     model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64))
     model.apply(RoomUpdate(room=lobby.model_copy(update={"state": "countdown"})))
     assert model.holding
     # a countdown is not a race yet: said so (it said "has started" during the countdown)
-    assert "the next race is about to start: press n to watch it" in render.results(model).plain
+    assert "the next race is about to start: press n to watch it" in screens.results(model).plain
     seated = room([member(1, "Ann", ready=True), member(2, "Bob", ready=True)], state="countdown")
     model.apply(RoomUpdate(room=seated))
-    assert "the next race is about to start: press n to join in" in render.results(model).plain
+    assert "the next race is about to start: press n to join in" in screens.results(model).plain
     racing = seated.model_copy(update={"state": "racing"})
     model.apply(RoomUpdate(room=racing))
-    assert "the next race has started: press n to join in" in render.results(model).plain
+    assert "the next race has started: press n to join in" in screens.results(model).plain
     model.apply(RoomUpdate(room=seated))
     model.leave_results()
     assert not model.holding and model.phase == "countdown"
@@ -356,7 +358,7 @@ def test_after_asking_for_a_rematch_the_lobby_comes_by_itself() -> None:
     )
     model.apply(RoomUpdate(room=asked))
     assert model.asked_rematch and model.holding
-    text = render.results(model).plain
+    text = screens.results(model).plain
     assert "waiting for Cy" in text and "n: " not in text  # asked: n has nothing left to do
     assert "s: to the lobby    q: leave" in text
     model.apply(RoomUpdate(room=room([member(1, "Ann", ready=True), member(2, "Bob")])))
@@ -370,35 +372,35 @@ def test_footer_keys_match_each_screen() -> None:
     host = RaceModel(name="Ann", you=1, phase="lobby")
     host.room = room([member(1, "Ann"), member(2, "Bob")])
     assert (
-        "s: start" in render.footer_keys(host)
-        and "g/o/v/m/t/u/+/-/p" in render.footer_keys(host)
-        and "k: kick" in render.footer_keys(host)
+        "s: start" in screens.footer_keys(host)
+        and "g/o/v/m/t/u/+/-/p" in screens.footer_keys(host)
+        and "k: kick" in screens.footer_keys(host)
     )
     guest = RaceModel(name="Bob", you=2, phase="lobby")
     guest.room = host.room
-    assert "r: ready" in render.footer_keys(guest) and "s:" not in render.footer_keys(guest)
+    assert "r: ready" in screens.footer_keys(guest) and "s:" not in screens.footer_keys(guest)
     watcher = RaceModel(name="Eve", you=5, role="spectator", phase="lobby")
     watcher.room = host.room
-    assert "r:" not in render.footer_keys(watcher)
+    assert "r:" not in screens.footer_keys(watcher)
     race = RaceModel(name="me", phase="racing")
     race.state = new_game(GameConfig("st-helena", {}), 3)
-    keys = render.footer_keys(race)
+    keys = screens.footer_keys(race)
     assert "rr redeal" in keys and "k/a" in keys and "d deal" not in keys
     assert "1-0 -= pick" in keys and "u undo" in keys
     # no redeal left: none offered; a room with undo off: no undo offered
     race.state._redeals_left = 0  # type: ignore[attr-defined]
     race.room = room([member(1, "Ann")])
     race.room.settings.undo = "off"
-    keys = render.footer_keys(race)
+    keys = screens.footer_keys(race)
     assert "redeal" not in keys and "u undo" not in keys and "xx resign" in keys
-    assert "n: rematch" in render.footer_keys(results_model())
+    assert "n: rematch" in screens.footer_keys(results_model())
     watcher = results_model("spectator")
-    assert render.footer_keys(watcher) == "q: leave   ?: help"  # nothing to ask on the results
+    assert screens.footer_keys(watcher) == "q: leave   ?: help"  # nothing to ask on the results
     watcher.apply(RoomUpdate(room=watcher.room.model_copy(update={"state": "lobby"})))
-    assert render.footer_keys(watcher).startswith("n: follow the room")
-    assert "docs/rules.md" in render.HELP
+    assert screens.footer_keys(watcher).startswith("n: follow the room")
+    assert "docs/rules.md" in screens.HELP
     for key in ("↑ / ↓", "x x", "r r", "mouse", "s start", "n rematch", "k / a", "escape", "h "):
-        assert key in render.HELP
+        assert key in screens.HELP
 
 
 def test_every_footer_and_the_racing_header_fit_80_columns() -> None:
@@ -416,14 +418,14 @@ def test_every_footer_and_the_racing_header_fit_80_columns() -> None:
     host.room = room([member(1, "Ann"), member(2, "Bob")])
     models += [host, results_model(), results_model("spectator")]
     for m in models:
-        keys = render.footer_keys(m)
+        keys = screens.footer_keys(m)
         # the status line's padding leaves 78 of the 80 columns
         assert cell_len(keys) <= 78 and keys.rstrip().endswith("help"), keys
-    assert "p/w: settings" in render.footer_keys(host)
+    assert "p/w: settings" in screens.footer_keys(host)
     spider = models[0]
     spider.started, spider.time_limit_ms = 0.0, 15 * 60_000
-    wide = render.header(spider, True, now=1.0, width=200).plain
-    narrow = render.header(spider, True, now=1.0, width=80).plain
+    wide = screens.header(spider, True, now=1.0, width=200).plain
+    narrow = screens.header(spider, True, now=1.0, width=80).plain
     assert "room ABCD-2345" in wide and "room" not in narrow
     assert cell_len(narrow) <= 80 and "auto-home on" in narrow and "time left 14:59" in narrow
 
@@ -461,19 +463,19 @@ def test_louis_deal_line_fits_a_narrow_board() -> None:
 def test_a_big_countdown_in_the_middle() -> None:
     model = RaceModel(name="me", phase="countdown")
     model.apply(Countdown(race_id="r", ms=2500, commitment="c" * 64), now=100.0)
-    text = render.countdown(model, 60, 20, now=100.0).plain
+    text = screens.countdown(model, 60, 20, now=100.0).plain
     lines = text.splitlines()
-    three = render.big_number(3)
+    three = screens.big_number(3)
     assert len(three) == 5
     start = next(i for i, line in enumerate(lines) if line.strip() == three[0].strip())
     for k in range(5):
         assert lines[start + k].strip() == three[k].strip()
     assert 5 <= start <= 12  # the middle of 20 rows
     assert lines[start].index("█") > 20  # and of 60 columns
-    assert render.big_number(1) != render.big_number(2)
+    assert screens.big_number(1) != screens.big_number(2)
     # held after a server restart: said, not a big 1 frozen for seconds
     model.countdown_end = None
-    held = render.countdown(model, 80, 24, now=100.0).plain
+    held = screens.countdown(model, 80, 24, now=100.0).plain
     assert "restarted during the countdown" in held and "every player is back" in held
     assert "█" not in held
 
@@ -637,7 +639,7 @@ def test_hostile_names_are_plain_text_everywhere() -> None:
     members = [member(1, "Ann")] + [member(i + 2, n) for i, n in enumerate(HOSTILE)]
     model = RaceModel(name="Ann", you=1, phase="lobby")
     model.room = room(members)
-    outputs = [render.lobby(model, join_hint="others join with: [b]x[/b]")]
+    outputs = [screens.lobby(model, join_hint="others join with: [b]x[/b]")]
     model.phase = "racing"
     model.room = room(members, state="racing")
     model.progress = [progress(m.id, m.name) for m in members]
@@ -645,11 +647,11 @@ def test_hostile_names_are_plain_text_everywhere() -> None:
     model.standings = [standing(i + 1, m.id, m.name, "won") for i, m in enumerate(members)]
     model.room = room([m.model_copy(update={"rematch": True}) for m in members], state="results")
     model._hold_results()
-    outputs.append(render.results(model))
+    outputs.append(screens.results(model))
     model.status = "waiting for [/]x, Eve\x1b[2J to be ready"
-    outputs.append(render.status_line(model, "q: quit", False))
+    outputs.append(screens.status_line(model, "q: quit", False))
     model.status = "[/]"
-    outputs.append(render.message_screen(model))
+    outputs.append(screens.message_screen(model))
     for text in outputs:
         assert isinstance(text, Text)
         assert "\x1b" not in text.plain and "\x07" not in text.plain
@@ -676,13 +678,13 @@ def test_results_of_a_certified_deal_show_its_par() -> None:
     )  # fmt: skip
     model.reveal = reveal
     model.last.reveal = reveal  # type: ignore[union-attr]
-    text = render.results(model, 78).plain
+    text = screens.results(model, 78).plain
     assert "Certified winnable: the solver won it in 150 moves (par)" in text
     assert "the best winner took 1 move" in text
     assert "Replay it in PySolFC as game #7." in text
     # an xpat2 number is xpat2's deal, not PySolFC's
     model.last.reveal = reveal.model_copy(update={"numbering": "xpat2", "solution": None})  # type: ignore[union-attr]
-    text = render.results(model, 78).plain
+    text = screens.results(model, 78).plain
     assert "Replay it in xpat2 as game #7." in text and "PySolFC" not in text
 
 
@@ -737,16 +739,16 @@ def test_a_long_message_takes_two_lines_and_the_keys_stay_on_screen() -> None:
         "the ace foundations): f6 (spades aces, building up) takes 2S next.\nand more"
     )
     keys = "1-0-= pick  f/k/a home  r r redeal  u undo  xx resign  qq quit  ? help"
-    lines = render.status_line(model, keys, False, 78).plain.split("\n")
+    lines = screens.status_line(model, keys, False, 78).plain.split("\n")
     # two lines for the message (the app gives it the room), the keys below
     assert len(lines) == 3 and lines[2] == keys
     assert lines[0].startswith("Not allowed: QS") and "takes 2S next." in lines[1]
     assert all(cell_len(line) <= 78 for line in lines)
     model.status = "word " * 60  # longer still: cut at the end of the second line
-    lines = render.status_line(model, keys, False, 40).plain.split("\n")
+    lines = screens.status_line(model, keys, False, 40).plain.split("\n")
     assert len(lines) == 3 and lines[1].endswith("…") and lines[2] == keys
     model.status = "short"
-    assert render.status_line(model, keys, False, 78).plain == f"short\n{keys}"
+    assert screens.status_line(model, keys, False, 78).plain == f"short\n{keys}"
 
 
 def test_the_lobby_marks_a_deal_that_can_be_found_from_its_cards() -> None:
@@ -756,11 +758,11 @@ def test_the_lobby_marks_a_deal_that_can_be_found_from_its_cards() -> None:
     host = RaceModel(name="Ann", you=1, phase="lobby")
     members = [member(1, "Ann"), *(member(i, f"Bot {i}", bot=True) for i in range(2, 17))]
     host.room = room(members)
-    assert "can be found" not in render.lobby(host).plain
+    assert "can be found" not in screens.lobby(host).plain
     for update in ({"fixed_deal": True}, {"numbering": "xpat2"}):
         host.room = room(members)
         host.room.settings = host.room.settings.model_copy(update={"seats": 16, **update})
-        text = render.lobby(host).plain
+        text = screens.lobby(host).plain
         assert "can be found from its first cards: race people you trust" in text
         lines = text.rstrip("\n").splitlines()
         assert len(lines) <= 21 and all(len(line) <= 78 for line in lines)  # 80x24 still
@@ -805,10 +807,10 @@ def test_while_reconnecting_the_status_line_fits_80_columns() -> None:
     model.state = new_game(GameConfig("spider", {"suits": 1}), 1)
     model.room = room([member(1, "Ann")], state="racing")
     model.progress = [progress(1, "Ann")]
-    keys = render.footer_keys(model)
-    line = render.status_line(model, keys, True, 78).plain.split("\n")[1]
+    keys = screens.footer_keys(model)
+    line = screens.status_line(model, keys, True, 78).plain.split("\n")[1]
     assert line == "connection lost: reconnecting...   q q: quit" and len(line) <= 78
-    assert render.status_line(model, keys, False, 78).plain.split("\n")[1] == keys
+    assert screens.status_line(model, keys, False, 78).plain.split("\n")[1] == keys
 
 
 def test_who_joined_to_play_the_next_race_goes_to_its_board_when_it_starts() -> None:
@@ -829,9 +831,9 @@ def test_a_busy_racing_header_keeps_auto_home_on_or_off_at_80_columns() -> None:
     model.room = room([member(1, "Ann")], state="racing")
     model.room.settings = model.room.settings.model_copy(update={"title": "Spider (4 suits, r1)"})
     model.started = 0
-    text = render.header(model, True, 3599.0, 80).plain
+    text = screens.header(model, True, 3599.0, 80).plain
     assert len(text) <= 80 and text.endswith("  home on"), text  # not "auto-home o…"
-    assert render.header(model, True, 3599.0, 120).plain.endswith("auto-home on")
+    assert screens.header(model, True, 3599.0, 120).plain.endswith("auto-home on")
 
 
 def test_back_in_the_lobby_and_settings_that_unready_you_are_said() -> None:
@@ -848,7 +850,7 @@ def test_a_racer_out_for_idling_shows_as_idle_in_the_panel_and_the_results() -> 
     model = results_model()
     model.progress = [progress(1, "Ann", "left"), progress(2, "Bob", "left", connected=False)]
     model.last.standings = [standing(1, 1, "Ann", "left"), standing(2, 2, "Bob", "left")]  # type: ignore[union-attr]
-    text = render.results(model).plain
+    text = screens.results(model).plain
     assert "Ann" in text and " idle " in text and " left " in text
     panel = render.opponents(model, 29).plain
     assert "idle" in panel and "left" in panel
@@ -904,7 +906,7 @@ def test_many_watchers_take_one_line_and_the_settings_keys_stay() -> None:
     members += [member(i, f"Watcher number {i}", role="spectator") for i in range(3, 14)]
     host.room = room(members)
     host.room.settings.seats = 16
-    text = render.lobby(host, width=78).plain
+    text = screens.lobby(host, width=78).plain
     lines = text.rstrip("\n").splitlines()
     watching = [line for line in lines if line.startswith("Watching:")]
     assert len(watching) == 1 and cell_len(watching[0]) <= 78, watching
@@ -914,7 +916,7 @@ def test_many_watchers_take_one_line_and_the_settings_keys_stay() -> None:
     assert "g game  o/v options" in text and len(lines) <= 21
     one = RaceModel(name="Ann", you=1, phase="lobby")
     one.room = room([member(1, "Ann"), member(2, "[/]Cy", role="spectator")])
-    assert "Watching: [/]Cy\n" in render.lobby(one).plain  # (a name is plain text)
+    assert "Watching: [/]Cy\n" in screens.lobby(one).plain  # (a name is plain text)
 
 
 def test_a_long_title_is_shortened_before_the_racing_header_is_cut() -> None:
@@ -927,18 +929,18 @@ def test_a_long_title_is_shortened_before_the_racing_header_is_cut() -> None:
     title = "Spider (4 suits, relaxed 2, xpat2 numbering)"
     model.room.settings = model.room.settings.model_copy(update={"title": title})
     model.started, model.time_limit_ms = 0.0, 1440 * 60_000
-    text = render.header(model, True, 3.0, 80).plain
+    text = screens.header(model, True, 3.0, 80).plain
     assert cell_len(text) <= 80, text
     assert "Spider (4 suits" in text and "…" in text and title not in text
     assert "time left 1439:57" in text and "0 moves  0 undos" in text
     assert text.endswith("home on")
-    tiny = render.header(model, True, 3.0, 40).plain  # no room even then: cut, with "…"
+    tiny = screens.header(model, True, 3.0, 40).plain  # no room even then: cut, with "…"
     assert cell_len(tiny) <= 40 and tiny.endswith("…") and "time left" in tiny
-    assert render.header(model, True, 3.0, 200).plain.startswith(f" {title}")
+    assert screens.header(model, True, 3.0, 200).plain.startswith(f" {title}")
 
 
 def test_the_board_says_when_the_terminal_is_too_small() -> None:
-    text = render.too_small(60, 20).plain
+    text = screens.too_small(60, 20).plain
     assert text == (
         "This terminal is 60x20: the race needs at least 80x24. Make it bigger; the race goes on."
     )
@@ -954,11 +956,11 @@ def test_a_long_results_table_leaves_the_keys_on_screen() -> None:
         *[standing(3 + i, 4 + i, n, "resigned", score=0, score2=0) for i, n in enumerate(names)],
     ]
     model.last.standings.append(model.last.standings.pop(1))  # type: ignore[union-attr]  # Ann last
-    text = render.results(model, 78, height=20).plain
+    text = screens.results(model, 78, height=20).plain
     lines = text.splitlines()
     assert len(lines) <= 20, text
     assert "n: rematch" in lines[-1]
     assert any(line.split()[1:2] == ["Ann"] for line in lines if line.strip()[:1].isdigit())
     assert "more players" in text
     # a tall terminal shows everyone
-    assert "more player" not in render.results(model, 78, height=60).plain
+    assert "more player" not in screens.results(model, 78, height=60).plain

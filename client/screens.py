@@ -1,0 +1,514 @@
+"""The client's screens around the board: the header and the keys' footer, the lobby, the
+countdown, the results, the status line and the help, as ``rich.text.Text`` from the plain
+:class:`~client.model.RaceModel` (boards, cards and the race panel are :mod:`client.render`'s).
+
+As there, nothing here is markup: names and server messages are other people's text."""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from rich.text import Text
+
+from protocol.config import SPIDER
+
+from .model import RaceModel
+from .render import DIM, MIN_HEIGHT, MIN_WIDTH, clock, plain
+from .text import clip, fit, plural, safe, wrap_cells
+
+
+def header(
+    model: RaceModel,
+    auto_home: bool,
+    now: float | None = None,
+    width: int = 0,
+    reconnecting: bool = False,
+) -> Text:
+    """The line above the board.  Narrower than the line (80 columns): the room's code goes
+    first (the lobby and the results show it).  While the connection is lost the clock is shown
+    as it was (``now`` is when it was lost), marked: the server may be down, and a server that
+    restarts does not count that time."""
+    racing = model.phase == "racing" and not model.holding
+    t = _header(model, auto_home, now, True, reconnecting, "aisleriot ")
+    args: tuple[bool, str, str] = (True, "aisleriot ", "auto-home")
+    for args in (
+        (False, "aisleriot ", "auto-home"),
+        (False, "", "auto-home"),
+        (False, "", "home"),  # a long title (a certified deal): "home on" still fits
+    ):
+        if not width or not racing or t.cell_len <= width:
+            break
+        t = _header(model, auto_home, now, args[0], reconnecting, args[1], args[2])
+    if width and t.cell_len > width:
+        # still too long (a long title: Spider's options and xpat2 numbering): the title gives
+        # way before the clock and the counters, cut with an ellipsis
+        room_code, second, home = args if racing else (True, "aisleriot ", "auto-home")
+        title = safe(model.room.settings.title if model.room else "Patience Race")
+        title_w = max(8, cell_len(title) - (t.cell_len - width))
+        t = _header(model, auto_home, now, room_code, reconnecting, second, home, title_w)
+        if t.cell_len > width:  # and the counters, if even that is not enough: never mid-word
+            t.truncate(width, overflow="ellipsis")
+    return t
+
+
+def _header(
+    model: RaceModel,
+    auto_home: bool,
+    now: float | None,
+    room_code: bool,
+    reconnecting: bool,
+    second: str,
+    home: str = "auto-home",
+    title_w: int | None = None,
+) -> Text:
+    t = Text(no_wrap=True, overflow="ellipsis")
+    room = model.room
+    t.append(" ")
+    title = room.settings.title if room else "Patience Race"
+    t.append(clip(title, title_w) if title_w else safe(title), style="bold")
+    if room is not None and room_code:
+        t.append(f"  room {room.code[:4]}-{room.code[4:]} ", style="cyan")
+    if model.phase == "racing" and not model.holding:
+        elapsed = model.elapsed_ms(now)
+        style = DIM if reconnecting else None
+        if model.time_limit_ms:
+            left = clock(max(0, model.time_limit_ms - elapsed))
+            t.append(f"  time left {left}", style=style or "bold yellow")
+        else:
+            t.append(f"  time {clock(elapsed)}", style=style or "yellow")
+    state = model.state
+    if state is not None and model.phase in ("racing", "results") and not model.holding:
+        t.append(f"  score {state.score()}", style="bold green")
+        if state.score2() is not None:
+            t.append(f" ({second}{state.score2()})", style="green")
+        t.append(f"  {plural(state.moves, 'move')}  {plural(state.undos, 'undo')}")
+        if state.config.game == SPIDER:
+            t.append(f"  {home} {'on' if auto_home else 'off'}", style=DIM)
+    if model.role == "spectator":
+        t.append("  watching", style="magenta")
+    return t
+
+
+def footer_keys(model: RaceModel) -> str:
+    """The keys that do something on the screen shown now."""
+    if model.holding:
+        return "   ".join([*results_keys(model), "?: help"])
+    phase = model.phase
+    if phase == "racing":
+        me = model.my_progress()
+        done = me is not None and me.status not in ("playing", "waiting")
+        if model.role != "player" or model.state is None or done:
+            return "q q: leave   ?: help"
+        state = model.state
+        undo = "" if model.room and model.room.settings.undo == "off" else "u undo  "
+        if state.config.game == SPIDER:
+            return f"1-0 pick  ↑↓ more/fewer  f home  d deal  {undo}xx resign  qq quit  ? help"
+        # (as practice's footer: a deal while there is one, else a redeal while one is left)
+        more = "d deal  " if state.deals_left else "rr redeal  " if state.redeals_left else ""
+        return f"1-0 -= pick  f/k/a home  {more}{undo}xx resign  qq quit  ? help"
+    if phase == "countdown":
+        if model.role != "player":
+            return "q: leave   ?: help"
+        if model.is_host():
+            return "r: stop the countdown  g/o/v/m/t/u/+/-/p/w: settings (stops it)  q q: leave"
+        return "r: not ready (stops the countdown)   q q: leave   ?: help"
+    if phase == "lobby":
+        if model.role != "player":
+            return "q: leave   ?: help   (watching)"
+        if model.is_host():
+            return "r: ready  s: start  g/o/v/m/t/u/+/-/p/w: settings  k: kick  q: leave  ?: help"
+        return "r: ready / not ready   q: leave   ?: help"
+    if phase in ("kicked", "gone"):
+        return "q: quit"
+    return "q: quit   ?: help"
+
+
+def watching_line(names: list[str], width: int) -> str:
+    """Who watches, on one line of ``width`` cells: as many names as fit, then "+N more" (the
+    host's settings keys below must stay on an 80x24 screen however many watch)."""
+    names = [safe(n) for n in names]
+    for shown in range(len(names), 0, -1):
+        line = ", ".join(names[:shown])
+        if shown < len(names):
+            line += f" +{len(names) - shown} more"
+        if cell_len(line) <= width:
+            return line
+    # not even one whole name: the first, cut, and how many more
+    more = f" +{len(names) - 1} more" if len(names) > 1 else ""
+    return clip(names[0], max(4, width - len(more))) + more
+
+
+def lobby(
+    model: RaceModel, now: float | None = None, join_hint: str | None = None, width: int = 78
+) -> Text:
+    t = Text()
+    room = model.room
+    if room is None:
+        return Text("Connecting...")
+    s = room.settings
+    code = f"{room.code[:4]}-{room.code[4:]}"
+    t.append("Room ", style="bold")
+    t.append(code, style="bold cyan")
+    t.append(f"   ({'private' if s.private else 'public'})\n", style=DIM)
+    t.append("others join with: ", style=DIM)
+    if join_hint:
+        hint = join_hint.removeprefix("others join with: ")
+        t.append_text(plain(hint, "cyan"))
+    else:
+        t.append(f"patience-race join {code}", style="cyan")
+    t.append("\n\n")
+    t.append("Game: ")
+    t.append_text(plain(s.title))
+    t.append("\n")
+    mode = "first to win" if s.mode == "first" else "highest score"
+    if not s.time_limit:
+        limit = "none"
+    elif s.time_limit % 60:
+        limit = clock(s.time_limit * 1000)
+    else:
+        limit = f"{s.time_limit // 60} min"
+    t.append(f"Mode: {mode}   Time limit: {limit}   Undo: {s.undo}\n")
+    deal = "fixed" if s.fixed_deal else "certified winnable" if s.winnable else "random"
+    if s.numbering == "xpat2":
+        deal += " (xpat2 numbering)"
+    t.append(f"Seats: {s.seats}   Deal: {deal}\n")
+    if s.fixed_deal or s.numbering == "xpat2":
+        # docs/rules.md, "What the server cannot hide"
+        t.append(
+            "This deal can be found from its first cards: race people you trust.\n",
+            style="yellow",
+        )
+    t.append("\n")
+    players = [m for m in room.members if m.role == "player"]
+    # up to 8 players a line each; more (rooms of up to 16 seats) in two columns, so that the
+    # lobby stays whole at 80x24
+    two = len(players) > 8
+    cells: list[Text] = []
+    for m in players:
+        mark = Text("ready  ", style="bold green") if m.ready else Text("waiting", style="yellow")
+        cell = Text("  ")
+        cell.append_text(mark)
+        cell.append("  ")
+        name = clip(m.name, 14) if two else m.name
+        cell.append_text(plain(name, "bold" if m.id == model.you else ""))
+        tags = [("bot", DIM)] if m.bot else []
+        tags += [("host", DIM)] if m.host else []
+        tags += [("away", "red")] if not m.connected else []
+        for tag, style in tags:
+            cell.append(f" ({tag})" if two else f"  ({tag})", style=style)
+        cells.append(cell)
+    if two:
+        half = (len(cells) + 1) // 2
+        for left, right in zip(cells[:half], [*cells[half:], Text()], strict=False):
+            t.append_text(left)
+            t.append(" " * max(1, 38 - left.cell_len))
+            t.append_text(right)
+            t.append("\n")
+    else:
+        for cell in cells:
+            t.append_text(cell)
+            t.append("\n")
+    free = s.seats - len(players)
+    if free:
+        t.append(f"  ·        {plural(free, 'free seat')}\n", style=DIM)
+    watchers = [m.name for m in room.members if m.role == "spectator"]
+    if watchers:
+        t.append("\nWatching: ", style="magenta")
+        t.append(watching_line(watchers, width - len("Watching: ")), style="magenta")
+        t.append("\n")
+    t.append("\n")
+    if model.phase == "countdown":
+        if model.countdown_end is None:
+            t.append("Waiting for the players to be back after a restart\n", style="bold yellow")
+        else:
+            t.append(
+                f"Starting in {model.countdown_left_ms(now) / 1000:.1f} s\n", style="bold yellow"
+            )
+    elif model.role == "player":
+        t.append("r: ready / not ready", style="bold")
+        if model.is_host():
+            t.append("   s: start now\n")
+            t.append(
+                "g game  o/v options  m mode  t time  u undo  +/- seats  p private  w winnable"
+            )
+        t.append("\n")
+    else:
+        t.append("You are watching: the race starts when the players are ready.\n")
+    return t
+
+
+DIGITS = {
+    "0": ["█████", "█   █", "█   █", "█   █", "█████"],
+    "1": ["  █  ", " ██  ", "  █  ", "  █  ", " ███ "],
+    "2": ["█████", "    █", "█████", "█    ", "█████"],
+    "3": ["█████", "    █", " ████", "    █", "█████"],
+    "4": ["█   █", "█   █", "█████", "    █", "    █"],
+    "5": ["█████", "█    ", "█████", "    █", "█████"],
+    "6": ["█████", "█    ", "█████", "█   █", "█████"],
+    "7": ["█████", "    █", "   █ ", "  █  ", "  █  "],
+    "8": ["█████", "█   █", "█████", "█   █", "█████"],
+    "9": ["█████", "█   █", "█████", "    █", "█████"],
+}
+
+
+def big_number(n: int) -> list[str]:
+    """``n`` in five-line block digits."""
+    rows = ["", "", "", "", ""]
+    for i, d in enumerate(str(n)):
+        for r in range(5):
+            rows[r] += ("  " if i else "") + DIGITS[d][r]
+    return rows
+
+
+def countdown(model: RaceModel, width: int, height: int, now: float | None = None) -> Text:
+    """The countdown you cannot miss: 3, 2, 1 in big digits in the middle of the board."""
+    lines: list[Text] = []
+    if model.countdown_end is None:
+        # held after a server restart until the players are back (server/lifecycle.py)
+        body = [
+            Text("The server restarted during the countdown.", style="bold"),
+            Text(""),
+            Text("It starts again from 3 when every player is back", style="bold yellow"),
+            Text("(or in a few seconds without those who are not).", style="yellow"),
+            Text(""),
+        ]
+    else:
+        left = model.countdown_left_ms(now)
+        n = max(1, -(-left // 1000))
+        body = [
+            Text("The race starts in", style="bold"),
+            Text(""),
+            *[Text(row, style="bold yellow") for row in big_number(n)],
+            Text(""),
+        ]
+    room = model.room
+    if room is not None:
+        body.append(plain(room.settings.title, DIM))
+    if model.role != "player" or not _in_race(model):
+        body.append(Text("you are watching this one", style="magenta"))
+    top = max(0, (height - len(body)) // 2)
+    lines.extend(Text("") for _ in range(top))
+    for line in body:
+        pad = max(0, (width - line.cell_len) // 2)
+        lines.append(Text(" " * pad) + line)
+    return Text("\n").join(lines)
+
+
+def _in_race(model: RaceModel) -> bool:
+    me = model.me_member()
+    return bool(me and me.ready)
+
+
+def too_small(
+    width: int, height: int, what: str = "the race", goes_on: str = "the race goes on"
+) -> Text:
+    """What the board says on a terminal smaller than :data:`MIN_WIDTH` x :data:`MIN_HEIGHT`."""
+    return Text(
+        f"This terminal is {width}x{height}: {what} needs at least {MIN_WIDTH}x{MIN_HEIGHT}. "
+        f"Make it bigger; {goes_on}.",
+        style="bold yellow",
+    )
+
+
+RESULT_WORDS = {
+    "won": "won",
+    "resigned": "resigned",
+    "stuck": "stuck",
+    "left": "left",
+    "disconnected": "disconnected",
+    "playing": "playing",
+    "waiting": "playing",
+}
+
+
+def results(
+    model: RaceModel, width: int = 78, join_hint: str | None = None, height: int | None = None
+) -> Text:
+    """The results table, the deal check, who asked for a rematch and what the room does now
+    (and, with ``join_hint``, how a friend joins the next race).  With ``height``, a table too
+    long for it shows its first places and your own, and says how many more there are, so that
+    what follows it (the keys above all) stays on screen."""
+    table = _results_table(model, width, None)
+    tail = _results_tail(model, join_hint)
+    if height is not None:
+        room = height - len(tail.plain.splitlines()) - 1
+        table = _results_table(model, width, room)
+    table.append_text(tail)
+    return table
+
+
+def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
+    """The title and the table, in at most ``rows`` lines (None: all of it)."""
+    last = model.last
+    t = Text()
+    t.append("Results", style="bold")
+    if last is not None and last.title:
+        t.append("  ")
+        t.append_text(plain(last.title, DIM))
+    t.append("\n\n")
+    standings = last.standings if last is not None else (model.standings or [])
+    spider = last is not None and last.game == SPIDER
+    name_w = max(6, min(24, width - 52))
+    head = f"{'#':>2}  {'name':<{name_w}} {'result':<12} {'score':>6}"
+    head += f" {'2nd':>5}" if spider else ""
+    head += f" {'time':>6} {'moves':>5} {'undos':>5}\n"
+    t.append(head, style="bold " + DIM)
+    bots = {m.id for m in model.room.members if m.bot} if model.room else set()
+    idle = {p.id for p in model.progress if p.status == "left" and p.connected}
+    shown = list(standings)
+    if rows is not None:
+        fit_rows = max(2, rows - 3 - (1 if spider else 0) - 1)  # title, heading, note, "more"
+        if len(shown) > fit_rows:
+            mine = next((x for x in shown if x.id == model.you), None)
+            shown = shown[: fit_rows - 1]
+            if mine is not None and mine not in shown:
+                shown[-1] = mine  # your own place, whatever it is
+    for s in shown:
+        me = s.id == model.you
+        style = "bold yellow" if me else ""
+        t.append(f"{s.rank:>2}. ", style=style)
+        tag = " (bot)" if s.id in bots else ""
+        t.append(fit(clip(s.name, name_w - len(tag)) + tag, name_w), style=style)
+        word = RESULT_WORDS.get(s.status, s.status)
+        if s.status == "left" and s.id in idle:
+            word = "idle"  # out of the race for making no move, not gone
+        if s.status in ("playing", "waiting"):
+            word = "time up"  # the race is over: still playing when the time ran out
+        row = f" {word:<12} {s.score:>6}"
+        if spider:
+            row += f" {s.score2:>5}" if s.score2 is not None else f" {'':>5}"
+        time_ = clock(s.finish_ms) if s.finish_ms is not None else "-"
+        row += f" {time_:>6} {s.moves:>5} {s.undos:>5}\n"
+        t.append(row, style=style)
+    if len(shown) < len(standings):
+        more = len(standings) - len(shown)
+        t.append(
+            f"    ... and {plural(more, 'more player')} (a taller terminal shows all)\n", style=DIM
+        )
+    if spider:
+        t.append("score: xpat2's (0-1000); 2nd: aisleriot's (0-96)\n", style=DIM)
+    return t
+
+
+def _results_tail(model: RaceModel, join_hint: str | None) -> Text:
+    """What follows the table: the deal check, the race's record, who asked for a rematch,
+    where the room is now, the keys."""
+    last = model.last
+    standings = last.standings if last is not None else (model.standings or [])
+    t = Text("\n")
+    verdict = last.verdict if last is not None else model.verdict
+    verified = last.verified if last is not None else model.verified
+    if verdict:
+        style = "bold green" if verified else "bold white on red"
+        t.append(verdict + "\n", style=style)
+    reveal = last.reveal if last is not None else model.reveal
+    if reveal is not None:
+        if reveal.solution is not None:
+            best = min((s.moves for s in standings if s.status == "won"), default=None)
+            par = f"Certified winnable: the solver won it in {plural(len(reveal.solution), 'move')} (par)"
+            if best is not None:
+                par += f"; the best winner took {plural(best, 'move')}"
+            t.append(par + ".\n", style="bold")
+        where = "xpat2" if reveal.numbering == "xpat2" else "PySolFC"
+        t.append(f"Replay it in {where} as game #{reveal.number}.\n", style=DIM)
+    race_id = last.race_id if last is not None else model.race_id
+    if race_id:
+        t.append(
+            f"Race {race_id}: every board and move is public (GET /races/{race_id}).\n", style=DIM
+        )
+    if join_hint:
+        t.append("others join the next race with:\n  ", style=DIM)
+        t.append_text(plain(join_hint, "cyan"))
+        t.append("\n")
+    asked = model.rematch_asked()
+    if asked:
+        t.append("\nrematch asked by: ", style="bold")
+        t.append_text(plain(", ".join(asked)))
+        t.append("\n")
+        room = model.room
+        if model.asked_rematch and room is not None:
+            waiting = [
+                m.name for m in room.members if m.role == "player" and m.connected and not m.rematch
+            ]
+            if waiting:
+                t.append("waiting for ", style=DIM)
+                t.append_text(plain(", ".join(waiting), DIM))
+                t.append("\n")
+    moved = model.moved_on()
+    if moved:
+        t.append("\n")
+        t.append(moved + "\n", style="bold cyan")
+    t.append("\n")
+    t.append("    ".join(results_keys(model)) + "\n", style="bold")
+    return t
+
+
+def results_keys(model: RaceModel) -> list[str]:
+    """The keys that do something on the results, as they stand now: ``n`` asks for the
+    rematch (once), or follows the room once it has moved on; the host's ``s`` takes the room
+    back to the lobby at once (where whoever asked is ready)."""
+    room = model.room
+    keys: list[str] = []
+    on_results = room is not None and room.state == "results"
+    if model.role != "player":
+        if not on_results:
+            keys.append("n: follow the room")
+    elif not on_results:
+        keys.append("n: next race")
+    else:
+        if not model.asked_rematch:
+            keys.append("n: rematch")
+        if model.is_host():
+            keys.append("s: to the lobby")
+    return [*keys, "q: leave"]
+
+
+def message_screen(model: RaceModel) -> Text:
+    """Why the room is gone (kicked, closed, never entered); the status line says only the key."""
+    t = plain(model.status)
+    t.append("\n\nPress q to quit.")
+    return t
+
+
+def status_line(
+    model: RaceModel, keys_hint: str, reconnecting: bool, width: int | None = None
+) -> Text:
+    """The last thing that happened, then the keys.  With ``width``, a message longer than the
+    line takes two (cut after that): the app makes room for them, so the keys stay on screen."""
+    t = Text(no_wrap=True, overflow="ellipsis")
+    if model.phase not in ("kicked", "gone"):  # there the board says it, once
+        message = " ".join(model.status.split())
+        t.append("\n".join(wrap_cells(message, width, 2)) if width else safe(message))
+    t.append("\n")
+    if reconnecting:  # nothing but quitting works meanwhile: the keys would only be cut off
+        t.append("connection lost: reconnecting...", style="bold red")
+        t.append("   q q: quit", style=DIM)
+        return t
+    t.append(keys_hint, style=DIM)
+    return t
+
+
+HELP = """Keys  (the rules of each game: docs/rules.md)
+Race: pick a pile with its key, then the target pile
+  1-9 0 - =   piles 1 to 12 (0 is pile 10, - 11, = 12)
+  ↑ / ↓       Spider: more / fewer cards of the picked run
+              (or the same pile key again: one card fewer; past
+              one card, the whole run again; escape drops it)
+  f           the picked pile home;  k / a: to its king / ace foundation
+  d           deal (Spider: a card on each pile; Louis: the stock)
+  r r         redeal (St. Helena, Louis)      u   undo
+  o           Spider: full suits go home by themselves (on/off)
+  h           no hints in a race (patience-race practice has them)
+  x x         resign      escape  drop the picked pile
+  mouse       click a card: pick the run from it; click a pile: drop
+              there; click a foundation: home; click the stock: deal
+  q q         quit (on a server your seat waits: join again to resume)
+Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets.
+St. Helena, Louis: kings above the aces in the middle; every pile's top
+card lies next to them (a small screen: one row a pile, top card on the
+right). A redeal gathers piles 12..1, deals from pile 1.
+Lobby: r ready / not ready;  the host: s start now, g game, o/v options,
+  m mode, t time, u undo, +/- seats, p private, w winnable, k remove
+  someone.   q leave (q q in the countdown)
+Results: n rematch (watching: n follows the room), the host: s to the
+  lobby at once;  q leave
+?  this help.   Press any key to go back."""
