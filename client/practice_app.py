@@ -276,7 +276,7 @@ class PracticeApp(RaceApp):
             m.status = "No move left: u undoes (as far back as you like), x x resigns."
         return True
 
-    async def send_move(self, move: Move) -> None:
+    async def send_move(self, move: Move, by_itself: bool = False) -> None:
         try:
             self.play(move)
         finally:

@@ -275,3 +275,17 @@ def test_practice_footers_fit_80_columns() -> None:
     for config in (SPIDER1, GameConfig("st-helena", {}), GameConfig("louis", {})):
         app = PracticeApp(config, 1)
         assert cell_len(app.footer()) <= 78, app.footer()
+
+
+async def test_a_suit_completed_in_practice_goes_home_by_itself() -> None:
+    """Auto-home in practice (it died: PracticeApp.send_move had no by_itself, the game lost)."""
+    from protocol.solver import solve_deal
+
+    line = solve_deal(SPIDER1, 14).engine_moves[:19]  # a complete suit after these
+    app = PracticeApp(SPIDER1, 14)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for move in line:
+            await app.send_move(move)
+        await wait_until(pilot, lambda: any(app.practice.state.foundations))
+        await pilot.pause(0.2)
+        assert app.is_running
