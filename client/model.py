@@ -101,6 +101,9 @@ class RaceModel:
     """Why the server took you out of the race, until the progress that shows it comes."""
     """What happened, newest last (joins, leaves, resignations...): see :meth:`say`."""
     seat_released: bool = False
+    rows_layout: tuple[object, ...] | None = None
+    """St. Helena and Louis: the deal and screen size for which the board went to one row a
+    pile (client.render keeps it so until the next deal or a resize)."""
     removed: set[int] = field(default_factory=set)
     """Members this client (the host) removed: their going is said as such, not as leaving."""
 

@@ -305,9 +305,13 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     corner = band  # rows free beside a band
     vertical = [len(state.piles[i]) for i in (0, 1, 2, 3, 6, 7, 8, 9)]
     side = [len(state.piles[i]) for i in (4, 5, 10, 11)]
-    if max(vertical) > band or max(side) > per_row * (corner + 1):
+    # once a deal has needed the rows on this screen, it keeps them until the next deal or a
+    # resize: one card more or less must not redraw the whole board elsewhere under the mouse
+    sticky = (model.race_id, state.redeals_left, state.deals_left, width, height)
+    if max(vertical) > band or max(side) > per_row * (corner + 1) or model.rows_layout == sticky:
         # too small a board for every card around the foundations (80x24 with the race panel):
         # one row a pile, so that no card is ever folded away
+        model.rows_layout = sticky
         _helena_rows(grid, model, keys, y - (1 if height >= 30 else 0), width, card_w)
         return
 

@@ -964,3 +964,27 @@ def test_a_long_results_table_leaves_the_keys_on_screen() -> None:
     assert "more players" in text
     # a tall terminal shows everyone
     assert "more player" not in screens.results(model, 78, height=60).plain
+
+
+def test_st_helena_keeps_one_row_a_pile_for_the_rest_of_a_deal() -> None:
+    """At 80x24 a pile grown past the band sends the board to one row a pile; a card moved back
+    does not send it around the foundations again within that deal (the whole board moved under
+    the mouse at every such card)."""
+    model = RaceModel(name="me", phase="racing")
+    model.state = new_game(GameConfig("st-helena", {}), 4)
+    piles = model.state.piles
+
+    def one_row_a_pile(grid: render.Grid) -> bool:
+        # around the foundations, the top cards of piles 1 and 2 share a row
+        top = {
+            t[1]: y for y, _, _, t in grid.hits if t[0] == "card" and t[2] == len(piles[t[1]]) - 1
+        }
+        return top[0] != top[1]
+
+    assert not one_row_a_pile(render.board_grid(model, Keys(model), 27, 86))
+    piles[0].extend(piles[11][:6])  # a pile longer than the band: rows
+    assert one_row_a_pile(render.board_grid(model, Keys(model), 27, 86))
+    del piles[0][-6:]  # back to its length: still rows, the same deal on the same screen
+    assert one_row_a_pile(render.board_grid(model, Keys(model), 27, 86))
+    # another screen size is chosen afresh
+    assert not one_row_a_pile(render.board_grid(model, Keys(model), 40, 120))
