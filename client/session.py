@@ -86,6 +86,9 @@ class Session:
         straight to it (seats are still saved under :attr:`url`)."""
         self.seqs = itertools.count(int(time.time() * 1000))
         self.connected = False
+        self.join_seq: int | None = None
+        """The seq of our last join: a room not in its lobby answers it twice (joined, then
+        its snapshot), and only that snapshot is taken from the events."""
         self.stopped = False
         self._runner: asyncio.Task[None] | None = None
         self.remember = True
@@ -163,6 +166,7 @@ class Session:
         return joined
 
     def _joined(self, joined: Joined, name: str) -> None:
+        self.join_seq = joined.seq  # a room racing sends its snapshot after, with this seq
         self.code = joined.room.code
         self.model.name = name
         self.model.apply(joined)
@@ -286,7 +290,9 @@ class Session:
                         self.restarting = False
                         break
                 continue
-            if isinstance(event, Snapshot | Joined):
+            if isinstance(event, Snapshot) and event.seq == self.join_seq:
+                self.join_seq = None  # the room's state, second answer to our join: once
+            elif isinstance(event, Snapshot | Joined):
                 # only ever an answer to our own resume or join (those are read as answers,
                 # not here): one sent unasked would reset the board and stop the check of
                 # every card shown after it

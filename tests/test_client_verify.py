@@ -5,6 +5,7 @@ model, honest and tampered."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from typing import Any
 
@@ -183,3 +184,32 @@ async def test_an_unasked_snapshot_is_ignored() -> None:
             assert ann.model.role == "player"
         finally:
             await ann.close()
+
+
+async def test_joining_a_room_in_a_race_takes_its_snapshot() -> None:
+    """A room racing answers a join twice, joined then its snapshot with the same seq: that one
+    is taken (ignoring every snapshot not asked for left a late watcher in 'connecting')."""
+    from client.session import Session
+
+    from .server_helpers import host_and_join, running_server, start_race
+
+    async with running_server() as server:
+        conns, code, _ = await host_and_join(
+            server.url, ["Ann", "Bob"], Settings(game="spider", options={"suits": 1})
+        )
+        await start_race(conns)
+        cy = Session(server.url, RaceModel(name="Cy"))
+        cy.remember = False
+        await cy.connect()
+        try:
+            await cy.join(code, "Cy", spectate=True)
+            cy.start_events()
+            for _ in range(100):
+                if cy.model.phase == "racing":
+                    break
+                await asyncio.sleep(0.05)
+            assert cy.model.phase == "racing" and cy.model.progress
+        finally:
+            await cy.close()
+            for c in conns:
+                await c.close()
