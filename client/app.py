@@ -724,7 +724,7 @@ class RaceApp(App[None]):
             task.cancel()
         for task in self.bots:
             with contextlib.suppress(BaseException):
-                await task
+                await asyncio.wait_for(task, 5)  # quitting never waits long on a bot
         if self.server is not None:
             # a friend who joined from another terminal is told the room is gone for good,
             # rather than left reconnecting to a server that will not come back

@@ -457,8 +457,8 @@ async def test_a_bot_comes_back_after_a_restart_and_plays_on(tmp_path: Path) -> 
         finally:
             bot.cancel()
             with contextlib.suppress(BaseException):
-                await bot
-            await ann.close()
+                await asyncio.wait_for(bot, 20)
+            await asyncio.wait_for(ann.close(), 20)
 
 
 async def test_a_slow_drain_is_downtime_not_race_time(tmp_path: Path) -> None:
