@@ -505,14 +505,20 @@ class Hub(RaceLifecycle):
         return seated
 
     def _close_if_only_bots(self, room: Room, now: float, out: Outbox) -> None:
-        """A room left with only bots, out of a race, closes: nobody is there to race them."""
-        if (
-            room.state in ("lobby", "results")
-            and room.code in self.rooms
-            and room.members
-            and all(m.bot for m in room.members.values())
-        ):
+        """A room left with no person to play, out of a race, closes: only bots, or (in the
+        lobby) bots and people who only watch, where nobody could start a race (the room stayed
+        listed, and whoever joined it watched for ever)."""
+        if room.state not in ("lobby", "results") or room.code not in self.rooms:
+            return
+        if not room.members:
+            return
+        if all(m.bot for m in room.members.values()):
             self._close_room(room, now, out, "only bots were left in the room")
+        elif room.state == "lobby" and not any(
+            not m.bot and (m.role == "player" or m.wants_seat) for m in room.members.values()
+        ):
+            # (not on the results: those watching keep them until they leave)
+            self._close_room(room, now, out, "no player was left in the room")
 
     def _membership(self, conn: Conn) -> tuple[Room, MemberState]:
         if conn.room is None or conn.member is None:

@@ -141,9 +141,14 @@ class Room:
         self.members.pop(member_id, None)
         self.away.discard(member_id)
         if self.host == member_id:
-            players = self.players()
-            others = players or list(self.members.values())
-            self.host = others[0].id if others else None
+            # a person who plays, connected first; never a bot while a person is left (a bot
+            # host cannot start, change or remove anything: the room was stuck)
+            people = [m for m in self.members.values() if not m.bot]
+            ranked = sorted(
+                people or list(self.members.values()),
+                key=lambda m: (m.role != "player", m.conn is None, m.id),
+            )
+            self.host = ranked[0].id if ranked else None
 
     def connected(self) -> Iterator[MemberState]:
         return (m for m in self.members.values() if m.conn is not None)

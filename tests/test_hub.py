@@ -772,3 +772,34 @@ def test_joining_rooms_has_a_budget_per_address() -> None:
     assert all(isinstance(a, Error) and a.code == "rate_limited" for a in answers[5:])
     h.tick(2.0)  # one more a two seconds
     assert isinstance(h.cmd(mal, JoinRoom(seq=0, code=joined.room.code, name="Mal")), Joined)
+
+
+def test_the_host_role_goes_to_a_person_who_plays_never_a_bot() -> None:
+    """The host leaves: a person playing becomes host, not the bot who joined before them nor
+    a watcher (a bot host left nobody able to start, change or remove anything)."""
+    h = Harness()
+    code, (ann,), _ = h.room(None, "Ann")
+    robo = h.connect()
+    h.cmd(robo, JoinRoom(seq=0, code=code, name="Robo", bot=True))
+    eve = h.connect()
+    h.cmd(eve, JoinRoom(seq=0, code=code, name="Eve", spectate=True))
+    bob = h.connect()
+    jb = h.cmd(bob, JoinRoom(seq=0, code=code, name="Bob"))
+    assert isinstance(jb, Joined)
+    h.cmd(ann, Leave(seq=0))
+    assert h.hub.rooms[code].host == jb.you
+
+
+def test_a_lobby_with_nobody_left_to_play_closes() -> None:
+    """Bots and a watcher left in a lobby: nobody can start a race there; it closes, saying why
+    (it stayed listed, and whoever joined it watched for ever)."""
+    h = Harness()
+    code, (ann,), _ = h.room(None, "Ann")
+    robo = h.connect()
+    h.cmd(robo, JoinRoom(seq=0, code=code, name="Robo", bot=True))
+    eve = h.connect()
+    h.cmd(eve, JoinRoom(seq=0, code=code, name="Eve", spectate=True))
+    h.cmd(ann, Leave(seq=0))
+    assert code not in h.hub.rooms
+    kicked = h.got(eve, Kicked)
+    assert kicked and "no player was left" in kicked[-1].message
