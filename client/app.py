@@ -622,9 +622,11 @@ class RaceApp(App[None]):
         if not model.is_host():
             return
         kick, self.kick_choice = self.kick_choice, None
-        if kick is not None:
+        if kick is not None and key == "k" and len(kick) > 10:
+            kick = kick[10:]  # the next ten
+        elif kick is not None:
             i = PILE_KEYS.find(key)  # 1..9, 0 for the tenth
-            if 0 <= i < len(kick):
+            if 0 <= i < min(10, len(kick)):
                 who = kick[i]
                 model.status = f"Removing {safe(who.name)}..."
                 model.removed.add(who.id)  # the room update that follows says so
@@ -632,17 +634,20 @@ class RaceApp(App[None]):
             else:
                 model.status = "Nobody removed."
             return
-        if key == "k" and model.phase == "lobby":
-            others = [m for m in model.room.members if m.id != model.you][:10]
-            if not others:
+        if kick is None and key == "k" and model.phase == "lobby":
+            kick = [m for m in model.room.members if m.id != model.you]
+            if not kick:
                 model.status = "Nobody else is in the room."
                 return
-            self.kick_choice = others
+        if kick is not None and key == "k":
+            # ten at a time, numbered 1 to 0; k again for the next ten
+            self.kick_choice = kick
             names = ", ".join(
                 f"{PILE_KEYS[i]} {safe(m.name)}" + (" (watching)" if m.role != "player" else "")
-                for i, m in enumerate(others)
+                for i, m in enumerate(kick[:10])
             )
-            model.status = f"Remove whom from the room? {names}; any other key: nobody."
+            more = f"; k: the next {min(10, len(kick) - 10)}" if len(kick) > 10 else ""
+            model.status = f"Remove whom from the room? {names}{more}; any other key: nobody."
             return
         if key == "s" and model.phase == "lobby":
             await session.start()

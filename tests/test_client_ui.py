@@ -570,3 +570,36 @@ async def test_a_key_typed_while_not_connected_is_said() -> None:
             assert "Not connected: that key was not sent" in app.model.status
             assert app.model.state.moves == 0  # type: ignore[union-attr]
             app.session.connected = True
+
+
+async def test_the_host_can_remove_anyone_past_the_first_ten() -> None:
+    """k numbers ten at a time, k again for the next (the eleventh and later, late arrivals
+    most often, could not be removed)."""
+    async with running_server(fast_limits(max_per_address=40)) as server:
+        app = RaceApp(
+            Plan(
+                action="host",
+                name="Ann",
+                url=server.url,
+                settings=SPIDER1.model_copy(update={"seats": 16}),
+            )
+        )
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            code = app.model.room.code  # type: ignore[union-attr]
+            conns = []
+            for i in range(12):
+                c = Connection(server.url)
+                await c.open()
+                await c.request(JoinRoom(seq=0, code=code, name=f"P{i + 1}"))
+                conns.append(c)
+            await wait_until(pilot, lambda: len(app.model.room.members) == 13)  # type: ignore[union-attr]
+            await pilot.press("k")
+            assert "k: the next 2" in app.model.status and "0 P10" in app.model.status
+            await pilot.press("k")
+            assert "1 P11, 2 P12" in app.model.status
+            await pilot.press("2")
+            await wait_until(pilot, lambda: len(app.model.room.members) == 12)  # type: ignore[union-attr]
+            assert "P12" not in [m.name for m in app.model.room.members]  # type: ignore[union-attr]
+            for c in conns:
+                await c.close()
