@@ -465,3 +465,15 @@ async def test_a_site_that_sends_http_to_https_is_told_to_use_wss() -> None:
         await server.wait_closed()
     assert proc.returncode == 1
     assert "Use --server wss://race.example:8443" in err.decode()
+
+
+def test_output_cut_short_by_its_reader_is_no_traceback() -> None:
+    """``patience-race deal spider 1 | head -1``: the reader goes; no BrokenPipeError traceback."""
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before a line is written
+    proc = subprocess.run(
+        [sys.executable, "-m", "client.cli", "deal", "spider", "1"],
+        stdout=w, stderr=subprocess.PIPE, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    os.close(w)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
