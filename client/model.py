@@ -450,6 +450,12 @@ def room_changes(
             out.append(f"{name} is back" + (", watching" if watching else ""))
         if m.rematch and not was.rematch:
             out.append(f"{name} asks for a rematch")
+    was_host = next((mid for mid, m in before.items() if m.host), None)
+    host = next((mid for mid, m in after.items() if m.host), None)
+    if host != was_host and host == you and was_host is not None:
+        out.append(
+            "You are the host now: s starts the race, g o v m t u + - p w change it, k removes"
+        )
     for mid, m in before.items():
         if mid not in after and mid != you:
             out.append(

@@ -130,6 +130,11 @@ def test_room_changes_say_who_came_and_went() -> None:
     ]
     back = room([member(1, "Ann"), member(2, "Bob", rematch=True)], state="results")
     assert room_changes(new, back, you=1)[:2] == ["Bob is back", "Bob asks for a rematch"]
+    # the host leaves: whoever becomes host is told (their keys changed without a word)
+    handed = room([member(2, "Bob", host=True)])
+    said = room_changes(back, handed, you=2)
+    assert said[0].startswith("You are the host now") and "Ann left" in said
+    assert not any("host now" in m for m in room_changes(back, handed, you=3))
 
 
 def test_a_lobby_of_16_players_fits_80x24() -> None:
