@@ -101,6 +101,8 @@ class RaceModel:
     """Why the server took you out of the race, until the progress that shows it comes."""
     """What happened, newest last (joins, leaves, resignations...): see :meth:`say`."""
     seat_released: bool = False
+    bots: set[int] = field(default_factory=set)
+    """Every member of this room seen to be a bot (it keeps its "(bot)" after it left)."""
     rows_layout: tuple[object, ...] | None = None
     """St. Helena and Louis: the deal and screen size for which the board went to one row a
     pile (client.render keeps it so until the next deal or a resize)."""
@@ -130,6 +132,9 @@ class RaceModel:
 
     def _set_room(self, room: RoomInfo) -> None:
         old = self.room
+        if old is None or old.code != room.code:
+            self.bots = set()
+        self.bots |= {m.id for m in room.members if m.bot}  # a bot gone is still one
         if old is not None and old.code == room.code:
             released = {p.id for p in self.progress if p.status == "disconnected"}
             for message in room_changes(old, room, self.you, released, self.removed):

@@ -500,7 +500,7 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
             shown += mine
         hidden = len(order) - len(shown)
         order = shown
-    bots = {m.id for m in model.room.members if m.bot} if model.room else set()
+    bots = model.bots
     for p in order:
         me = p.id == model.you
         status = {

@@ -352,7 +352,7 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
     head += f" {'2nd':>5}" if spider else ""
     head += f" {'time':>6} {'moves':>5} {'undos':>5}\n"
     t.append(head, style="bold " + DIM)
-    bots = {m.id for m in model.room.members if m.bot} if model.room else set()
+    bots = model.bots
     idle = {p.id for p in model.progress if p.status == "left" and p.connected}
     shown = list(standings)
     if rows is not None:

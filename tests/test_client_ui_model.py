@@ -173,14 +173,22 @@ def test_the_race_panel_keeps_your_own_line_when_it_cannot_show_everyone() -> No
 
 def test_bots_are_marked_in_the_race_panel_and_the_results() -> None:
     model = results_model()
-    model.room = model.room.model_copy(
-        update={"members": [member(1, "Ann"), member(2, "Bob", bot=True)]}
+    model.apply(
+        RoomUpdate(
+            room=model.room.model_copy(  # type: ignore[union-attr]
+                update={"members": [member(1, "Ann"), member(2, "Bob", bot=True)]}
+            )
+        )
     )
     assert "Bob (bot)" in screens.results(model).plain
     assert "Ann (bot)" not in screens.results(model).plain
     model.progress = [progress(1, "Ann"), progress(2, "Bob")]
     panel = render.opponents(model, 29).plain
     assert "Bob (bot)" in panel and "Ann *" in panel and "Ann (bot)" not in panel
+    # a bot gone (its host quit with it) is still marked one (it lost its tag)
+    model.apply(RoomUpdate(room=model.room.model_copy(update={"members": [member(1, "Ann")]})))  # type: ignore[union-attr]
+    assert "Bob (bot)" in screens.results(model).plain
+    assert "Bob (bot)" in render.opponents(model, 29).plain
 
 
 def test_a_change_of_settings_in_the_lobby_is_said() -> None:
