@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -109,6 +110,44 @@ class HelpScreen(ModalScreen[None]):
             self.closing = True
             self.dismiss()
 
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.close()  # a click goes back too, for whoever plays with the mouse
+
+
+def footer_key(keys: str, x: int) -> str | None:
+    """The key of the footer item at column ``x`` of the keys line ``keys`` (items two spaces
+    apart: ``u undo``, ``rr redeal``, ``n: rematch``), or None (a gap, or a range of keys such
+    as ``1-0 pick`` that a click cannot choose from)."""
+    for item in re.finditer(r"\S+(?: \S+)*", keys):
+        if item.start() <= x < item.end():
+            token = item.group().split(" ")[0].rstrip(":")
+            if token in ("rr", "xx", "qq"):
+                return token[0]  # each click is one press: the second confirms
+            if token == "f/k/a":
+                return "f"
+            if len(token) == 1 and token not in "-=":
+                return token
+            return None
+    return None
+
+
+class StatusBar(Static):
+    """The status line: a click on one of its keys (redeal, undo, resign, rematch...) presses
+    it, so that everything can be done with the mouse."""
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        app = self.app
+        if offset is None or not isinstance(app, RaceApp):
+            return
+        last = str(self.render()).count("\n")
+        if offset.y == last:
+            key = footer_key(app.footer_shown, offset.x)
+            if key is not None:
+                event.stop()
+                app.run_worker(app.on_key(events.Key(key, key)), group="click")
+
 
 class Board(Static):
     """The board area: a click on a card, a pile, a foundation or the stock plays it."""
@@ -155,6 +194,8 @@ class RaceApp(App[None]):
         self.auto_home = True
         self.kick_choice: list[Member] | None = None
         """The host pressed k in the lobby: who the next key may remove (1, 2... 0 for the 10th)."""
+        self.footer_shown = ""
+        """The keys line as last drawn (a click on an item presses its key)."""
         self.typed_ahead: deque[str] = deque()
         """Race keys pressed while a move awaits the server's answer (at most TYPE_AHEAD)."""
         self.kept_options: dict[str, tuple[dict[str, object], str]] = {}
@@ -172,7 +213,7 @@ class RaceApp(App[None]):
         # kept as attributes: the help overlay is another screen, and the view must still
         # follow the race underneath it
         self.top, self.main_view = Static(id="top"), Board(id="board")
-        self.side, self.status_line = Static(id="side"), Static(id="status")
+        self.side, self.status_line = Static(id="side"), StatusBar(id="status")
         yield self.top
         with Horizontal(id="main"):
             yield self.main_view
@@ -358,6 +399,7 @@ class RaceApp(App[None]):
     def draw_status(self, keys: str, reconnecting: bool) -> int:
         """The status line: the last message (two lines when it needs them, the board giving
         one up meanwhile) and the keys; its height."""
+        self.footer_shown = "" if reconnecting else keys
         text = screens.status_line(self.model, keys, reconnecting, max(20, self.size.width - 2))
         lines = text.plain.count("\n") + 1
         if self.status_line.styles.height != lines:

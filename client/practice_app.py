@@ -36,7 +36,8 @@ PRACTICE_HELP = """Practice keys  (the rules of each game: docs/rules.md)
   x x         resign          n n   a new deal
   escape      drop the picked pile
   mouse       click a card: pick the run from it; click a pile: drop
-              there; click a foundation: home; click the stock: deal
+              there; click a foundation: home; click the stock: deal;
+              click a key on the bottom line (rr redeal, u undo...)
   q q         quit
 Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets.
 Hints and undos are counted, and the results and the saved record say

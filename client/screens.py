@@ -500,7 +500,8 @@ Race: pick a pile with its key, then the target pile
   h           no hints in a race (patience-race practice has them)
   x x         resign      escape  drop the picked pile
   mouse       click a card: pick the run from it; click a pile: drop
-              there; click a foundation: home; click the stock: deal
+              there; click a foundation: home; click the stock: deal;
+              click a key on the bottom line (rr redeal, u undo...)
   q q         quit (on a server your seat waits: join again to resume)
 Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets.
 St. Helena, Louis: kings above the aces in the middle; every pile's top

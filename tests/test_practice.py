@@ -289,3 +289,24 @@ async def test_a_suit_completed_in_practice_goes_home_by_itself() -> None:
         await wait_until(pilot, lambda: any(app.practice.state.foundations))
         await pilot.pause(0.2)
         assert app.is_running
+
+
+async def test_the_keys_on_the_status_line_can_be_clicked() -> None:
+    """Redeal, undo, resign... had no click target: a click on a key in the status line presses
+    it (twice for those that ask to confirm), and a click closes the help."""
+    from client.app import StatusBar
+
+    app = PracticeApp(GameConfig("st-helena", {}), 1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.2)
+        bar = app.query_one("#status", StatusBar)
+        keys_y = str(bar.render()).count("\n")
+        x = app.footer_shown.index("rr redeal")
+        await pilot.click("#status", offset=(x + 1, keys_y))
+        await wait_until(pilot, lambda: "Redeal?" in app.model.status)
+        await pilot.click("#status", offset=(x + 1, keys_y))
+        await wait_until(pilot, lambda: app.practice.state.redeals_left == 1)
+        await pilot.press("?")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "PracticeHelp")
+        await pilot.click(offset=(5, 5))
+        await wait_until(pilot, lambda: type(app.screen).__name__ != "PracticeHelp")
