@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from protocol.config import GAMES, ConfigError, GameConfig
+from protocol.config import GAMES, ConfigError, GameConfig, config_or_none
 from protocol.deals import deal
 from protocol.game import GameState, state_class
 from protocol.messages import MAX_CODE, MAX_NAME, MAX_TIME_LIMIT, Settings
@@ -110,11 +110,7 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
         problems += 1
 
     se = race.settings
-    try:
-        played = GameConfig(se.game, se.options, se.numbering)
-    except ConfigError:
-        played = None
-    if played != config:
+    if config_or_none(se.game, se.options, se.numbering) != config:
         problem(f"the settings ({se.game} {dict(se.options)}) are not the revealed game's")
     standing = {s.id: s for s in race.standings}
     if {p.id for p in race.players} != set(standing) or len(race.standings) != len(standing):

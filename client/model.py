@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from protocol import cards
-from protocol.config import SPIDER, ConfigError, GameConfig
+from protocol.config import SPIDER, GameConfig, config_or_none
 from protocol.fairness import Witness, verify
 from protocol.game import GameState, state_class
 from protocol.messages import (
@@ -343,10 +343,7 @@ class RaceModel:
             # the game played must be the room's, options that do not change the deal included
             # (build, spaces, relaxed): a commitment and a reveal can agree on other rules
             s = room.settings
-            try:
-                played = GameConfig(s.game, s.options, s.numbering)
-            except ConfigError:
-                played = None
+            played = config_or_none(s.game, s.options, s.numbering)
             if played != config:
                 shown = played.title if played is not None else s.game
                 problems.append(f"the room played {shown}, the reveal says {config.title}")

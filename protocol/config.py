@@ -43,6 +43,15 @@ class ConfigError(ValueError):
     """A game, option, numbering or deal number that does not exist."""
 
 
+def config_or_none(game: str, options: Mapping[str, Any], numbering: str) -> GameConfig | None:
+    """That game, or None if it is no game (what a room or a record says it played, compared
+    with what a reveal says: a claim that is not even a game matches nothing)."""
+    try:
+        return GameConfig(game, options, numbering)
+    except ConfigError:
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class GameConfig:
     """A game with every option given a value, and a numbering."""
