@@ -18,7 +18,7 @@ from rich.text import Text
 from protocol import cards
 from protocol.config import SPIDER
 from protocol.helena import foundation_name
-from protocol.messages import Progress
+from protocol.messages import Progress, place_key
 from protocol.moves import UNKNOWN
 
 from .model import PILE_KEYS, Keys, RaceModel
@@ -477,8 +477,8 @@ def race_share(p: Progress, game: str) -> tuple[int, int, str]:
 
 
 def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
-    """The race panel: each player's name, status, score and how far they are, in fixed columns,
-    names cut with an ellipsis.  Three lines a player (a bar, the moves) when ``height`` lines
+    """The race panel: each player's place, name, status, score and how far they are, in fixed
+    columns, names cut with an ellipsis.  Three lines a player (a bar, the moves) when ``height`` lines
     hold everyone so, else two, else one; with more players than even that (16 in a short
     panel), the leaders that fit, then yours, and how many are not shown."""
     t = Text(no_wrap=True, overflow="crop")
@@ -488,7 +488,13 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
     t.append("Race\n", style="bold")
     width = max(20, width)
     bar_w = width - 14
-    order = sorted(model.progress, key=lambda p: (-p.score, p.score_ms))
+    mode = model.room.settings.mode if model.room else "first"
+    order = sorted(
+        model.progress,
+        key=lambda p: place_key(mode, p.status, p.finish_ms, p.score, p.score_ms, p.id),
+    )
+    places = {p.id: i + 1 for i, p in enumerate(order)}
+    place_w = len(str(len(order))) + 1
     rows = height - 1 if height else 3 * len(order)  # below the "Race" line
     per = next((n for n in (3, 2, 1) if n * len(order) <= rows), 1)
     hidden = 0
@@ -518,14 +524,15 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
             status = "idle"  # still here, out of the race for making no move
         done, total, unit = race_share(p, game)
         share = f" {done}/{total}" if per == 1 else ""  # one line: no bar, the count instead
-        name_w = width - 7 - len(share) - (len(status) + 1 if status else 0)
+        name_w = width - 7 - place_w - len(share) - (len(status) + 1 if status else 0)
         line = Text()
+        line.append(f"{places[p.id]:>{place_w - 1}} ", style="bold" if me else DIM)
         tag = " (bot)" if p.id in bots else ""
         if len(tag) + 6 > name_w:  # a short line (one a player, a long status): the name first
             tag = ""
         name = clip(p.name, name_w - 2 - len(tag)) + tag + (" *" if me else "")
         line.append(name, style="bold" if me else "")
-        line.pad_right(name_w - line.cell_len)
+        line.pad_right(place_w + name_w - line.cell_len)
         if status:
             line.append(" " + status, style="bold yellow" if p.status == "won" else DIM)
         if share:

@@ -235,6 +235,17 @@ class Progress(Model):
     """Server time from the start when the current score was reached."""
 
 
+def place_key(
+    mode: str, status: str, finish_ms: int | None, score: int, score_ms: int, player_id: int
+) -> tuple[int, int, int, int]:
+    """Where a player stands in a race: in a race to finish first the winners by their finishing
+    time, then everyone by score, the earlier to reach it first.  The server ranks the results so
+    (:class:`Standing`), and the client its race panel while the race goes on."""
+    if mode == "first" and status == "won":
+        return (0, finish_ms or 0, 0, player_id)
+    return (1, -score, score_ms, player_id)
+
+
 class Standing(Model):
     rank: int
     id: int

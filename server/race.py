@@ -19,6 +19,7 @@ from protocol.messages import (
     Standing,
     WireMove,
     from_wire,
+    place_key,
     to_wire,
 )
 from protocol.moves import IllegalMove, Kind
@@ -270,9 +271,7 @@ class Race:
 
     def standings(self) -> list[Standing]:
         def key(s: Seat) -> tuple[int, int, int, int]:
-            if self.mode == "first" and s.status == "won":
-                return (0, s.finish_ms or 0, 0, s.id)
-            return (1, -s.score, s.score_ms, s.id)
+            return place_key(self.mode, s.status, s.finish_ms, s.score, s.score_ms, s.id)
 
         ordered = sorted(self.seats.values(), key=key)
         return [

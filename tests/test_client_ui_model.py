@@ -33,9 +33,9 @@ from protocol.moves import Kind
 HOSTILE = ["[/]x", "[@click=app.quit]Bob[/]", "[link=http://x]L[/link]", "Eve\x1b[2J\x07"]
 
 
-def settings(game: str = "spider") -> PublicSettings:
+def settings(game: str = "spider", mode: str = "first") -> PublicSettings:
     return PublicSettings(
-        game=game, options={}, numbering="pysolfc", mode="first", time_limit=0, undo="safe",
+        game=game, options={}, numbering="pysolfc", mode=mode, time_limit=0, undo="safe",  # type: ignore[arg-type]
         seats=4, private=False, fixed_deal=False, title="Spider (4 suits)",
     )  # fmt: skip
 
@@ -46,9 +46,11 @@ def member(mid: int, name: str, **kw: object) -> Member:
     return Member(id=mid, name=name, **base)  # type: ignore[arg-type]
 
 
-def room(members: list[Member], state: str = "lobby", game: str = "spider") -> RoomInfo:
+def room(
+    members: list[Member], state: str = "lobby", game: str = "spider", mode: str = "first"
+) -> RoomInfo:
     return RoomInfo(
-        code="ABCD2345", state=state, settings=settings(game), members=members,  # type: ignore[arg-type]
+        code="ABCD2345", state=state, settings=settings(game, mode), members=members,  # type: ignore[arg-type]
         race_id=None, commitment=None,
     )  # fmt: skip
 
@@ -613,7 +615,10 @@ def test_race_panel_is_a_clean_column() -> None:
     text = render.opponents(model, 29)
     lines = text.plain.splitlines()
     assert all(len(line) <= 29 for line in lines)
-    assert any("A very long nam…" in line in line and "won" in line for line in lines)
+    # places as the results will rank them: the winner first, though "me" scores more
+    assert lines[1].startswith("1 A very long n…") and "won" in lines[1]
+    assert lines[4].startswith("2 me *")
+    assert lines[7].startswith("3 Cy") and "away" in lines[7]
     assert any("3/8 suits" in line for line in lines)
     assert any("8/8 suits" in line and "█" * 15 in line for line in lines)
     assert any("1 move," in line for line in lines)
@@ -622,6 +627,10 @@ def test_race_panel_is_a_clean_column() -> None:
     helena.room = room([member(1, "me")], state="racing", game="st-helena")
     helena.progress = [progress(1, "me", foundation_cards=44)]
     assert "52/104 home" in render.opponents(helena, 29).plain
+    # a race for the best score ranks by score alone
+    model.room = room([member(1, "me")], state="racing", mode="score")
+    lines = render.opponents(model, 29).plain.splitlines()
+    assert lines[1].startswith("1 me *") and lines[4].startswith("2 A very long n…")
 
 
 def test_arrows_grow_and_shrink_the_picked_run() -> None:
