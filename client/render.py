@@ -485,10 +485,12 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
     if not model.progress:
         return t
     game = model.room.settings.game if model.room else SPIDER
-    t.append("Race\n", style="bold")
     width = max(20, width)
-    bar_w = width - 14
     mode = model.room.settings.mode if model.room else "first"
+    t.append("Race", style="bold")
+    aim = "first to win" if mode == "first" else "best score"
+    t.append(f": {aim}\n", style=DIM)  # (15 cells at most: the panel is 20 or more)
+    bar_w = width - 14
     order = sorted(
         model.progress,
         key=lambda p: place_key(mode, p.status, p.finish_ms, p.score, p.score_ms, p.id),
