@@ -249,11 +249,20 @@ class RaceServer:
         peer = self.client_address(ws)
         cid = self.hub.connect(time.monotonic(), peer)
         if cid is None:
-            if not self.hub.draining:
+            if self.hub.draining:
+                reason = "the server is restarting: try again in a moment"
+            else:
                 full = len(self.hub.conns) >= self.limits.max_connections
                 why = "server_full" if full else "too_many_connections"
                 self.refusals.note(peer, why, time.monotonic(), CLOSE_FULL)
-            await ws.close(CLOSE_FULL, "server full or restarting: try again later")
+                n = self.limits.max_per_address
+                reason = (
+                    "the server is full: try again later"
+                    if full
+                    else f"your address already has {n} connection{'' if n == 1 else 's'} "
+                    "open here, the most it may: close one"
+                )
+            await ws.close(CLOSE_FULL, reason)
             self._count_close(CLOSE_FULL)
             return
         self.sockets[cid] = ws

@@ -74,6 +74,8 @@ async def test_per_address_limit_closes_with_1013() -> None:
                 with pytest.raises(ConnectionClosed) as exc:
                     await second.recv()
                 assert exc.value.rcvd is not None and exc.value.rcvd.code == 1013
+                # the reason says which limit: not "full", which would send them elsewhere
+                assert exc.value.rcvd.reason.startswith("your address already has 1 connection")
     finally:
         await server.stop()
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import msgpack
 import pytest
+from websockets.exceptions import ConnectionClosed
 
 from client.net import Connection, ServerError
 from protocol.codec import MAX_FRAME
@@ -402,5 +405,9 @@ async def test_too_many_rooms_and_too_many_connections() -> None:
             await b.request(CreateRoom(seq=0, name="Bob", settings=Settings()))
         assert full.value.code == "too_many_rooms"
         async with raw_client(server.url, hello=False) as c:
-            assert await raw_close_code(c) == 1013
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await asyncio.wait_for(c.recv(), 5)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
+            assert closed.value.rcvd.reason == "the server is full: try again later"
         await close_all([a, b])

@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from websockets.exceptions import ConnectionClosed
 
 from client.cli import main as client_main
 from client.net import Connection, Disconnected, ServerError
@@ -103,7 +104,11 @@ async def test_healthz_and_a_draining_server() -> None:
             assert no_race.value.code == "shutting_down"
             assert room_of(server, j.room.code).state == "lobby"
             async with raw_client(server.url, hello=False) as late:
-                assert await raw_close_code(late) == 1013
+                with pytest.raises(ConnectionClosed) as closed:
+                    while True:
+                        await asyncio.wait_for(late.recv(), 5)
+                assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
+                assert closed.value.rcvd.reason == "the server is restarting: try again in a moment"
 
 
 async def test_metrics_count_connections_rooms_moves_refusals_and_closes() -> None:
