@@ -196,6 +196,13 @@ def build_parser() -> argparse.ArgumentParser:
         _number,
         _above(0),
     )
+    opt(
+        "races-per-minute",
+        round(limits.race_rate * 60, 3),
+        "races the rooms one client address opened may start a minute, on average (bursts of 20)",
+        _number,
+        _above(0),
+    )
     opt("max-connections", limits.max_connections, "connections open at once", int, _at_least(1))
     opt(
         "max-per-address",
@@ -411,6 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_rooms_per_address=args.max_rooms_per_address,
         room_create_rate=args.rooms_per_minute / 60,
         join_rate=args.joins_per_minute / 60,
+        race_rate=args.races_per_minute / 60,
         max_connections=args.max_connections,
         max_per_address=args.max_per_address,
         rate=args.rate,

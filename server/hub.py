@@ -19,7 +19,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from protocol.config import ConfigError, GameConfig
 from protocol.messages import (
@@ -110,8 +110,9 @@ class Hub(RaceLifecycle):
         self.store = store
         self.pool = pool
         """Deals certified winnable (``server.pool``), or None: rooms cannot ask for one."""
-        self.awaiting_deal: set[str] = set()
-        """Rooms whose players are all ready, waiting for a certified deal."""
+        self.awaiting_start: set[str] = set()
+        """Rooms whose players are all ready, waiting for a certified deal or for their address's
+        race budget (:meth:`_race_wait`): the countdown starts by itself then."""
         self.wall = wall
         self.server_name = server_name
         self.rooms: dict[str, Room] = {}
@@ -119,7 +120,8 @@ class Hub(RaceLifecycle):
         self.per_address: dict[str, int] = {}
         self.rooms_per_address: dict[str, int] = {}
         self.room_buckets: OrderedDict[str, TokenBucket] = OrderedDict()
-        """Each address's budget for creating rooms; bounded (:meth:`_room_bucket`)."""
+        """Each address's budgets for creating rooms, joining them and starting races; bounded
+        (:meth:`_room_bucket`)."""
         self.finished: OrderedDict[str, RaceRecord] = OrderedDict()
         from .records import ByteBudget, RecordCache  # (here: hub.py's imports are not mine)
 
@@ -355,19 +357,22 @@ class Hub(RaceLifecycle):
             Joined(seq=cmd.seq, you=member.id, role="player", token=token, room=room.info()),
         )
 
-    def _room_bucket(self, peer: str, now: float, joins: bool = False) -> TokenBucket:
-        """``peer``'s budget for creating rooms (or, ``joins``, for joining them). A bucket that
-        has refilled holds nothing worth keeping, so the table is trimmed of the oldest ones
-        past a bound."""
-        key = f"join {peer}" if joins else peer
+    def _room_bucket(
+        self, peer: str, now: float, kind: Literal["rooms", "joins", "races"] = "rooms"
+    ) -> TokenBucket:
+        """``peer``'s budget for creating rooms, joining them or starting races in the rooms it
+        created.  A bucket that has refilled holds nothing worth keeping, so the table is
+        trimmed of the oldest ones past a bound."""
+        key = peer if kind == "rooms" else f"{kind} {peer}"
         bucket = self.room_buckets.get(key)
         if bucket is None:
             limits = self.limits
-            bucket = (
-                TokenBucket(limits.join_rate, limits.join_burst, now)
-                if joins
-                else TokenBucket(limits.room_create_rate, limits.room_create_burst, now)
-            )
+            rate, burst = {
+                "rooms": (limits.room_create_rate, limits.room_create_burst),
+                "joins": (limits.join_rate, limits.join_burst),
+                "races": (limits.race_rate, limits.race_burst),
+            }[kind]
+            bucket = TokenBucket(rate, burst, now)
             self.room_buckets[key] = bucket
             while len(self.room_buckets) > max(1000, 2 * limits.max_connections):
                 self.room_buckets.popitem(last=False)
@@ -395,7 +400,7 @@ class Hub(RaceLifecycle):
         if conn.room is not None:
             raise CommandError("already_in_room", "leave your room first")
         room = self._room(cmd.code)
-        if conn.peer and not self._room_bucket(conn.peer, now, joins=True).take(now):
+        if conn.peer and not self._room_bucket(conn.peer, now, "joins").take(now):
             self.count("joins_refused_rate")
             raise CommandError(
                 "rate_limited", "your address is joining rooms too fast: wait a little"
@@ -661,14 +666,15 @@ class Hub(RaceLifecycle):
                 and now - room.progress_sent >= limits.progress_interval_s
             ):
                 self._send_progress(room, now, out)
-        if self.pool is not None and self.awaiting_deal:
-            for code in list(self.awaiting_deal):
+        if self.awaiting_start:
+            for code in list(self.awaiting_start):
                 room = self.rooms.get(code)
-                if room is None or room.state != "lobby" or not self.pool.count(room.config):
-                    if room is None or room.state != "lobby":
-                        self.awaiting_deal.discard(code)
+                if room is None or room.state != "lobby":
+                    self.awaiting_start.discard(code)
                     continue
-                self.awaiting_deal.discard(code)
+                if self._no_deal_yet(room) or self._race_wait(room, now):
+                    continue
+                self.awaiting_start.discard(code)
                 self._countdown_if_all_ready(room, now, out)
         if now >= self._next_sweep:
             self._sweep(now, out)

@@ -11,6 +11,7 @@ the hub's helpers for what members are told (``_broadcast``, ``_room_update``) a
 from __future__ import annotations
 
 import logging
+import math
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable
@@ -51,7 +52,7 @@ class RaceLifecycle:
     limits: Limits
     store: Store | None
     pool: DealPool | None
-    awaiting_deal: set[str]
+    awaiting_start: set[str]
     wall: Callable[[], float]
     finished: OrderedDict[str, RaceRecord]
     draining: bool
@@ -77,7 +78,7 @@ class RaceLifecycle:
         room.race = None
         room.countdown_end = None
         by.ready = False
-        self.awaiting_deal.discard(room.code)
+        self.awaiting_start.discard(room.code)
         self._event("countdown_stopped", room, by)
         self._room_update(room, out)
 
@@ -91,13 +92,7 @@ class RaceLifecycle:
         ready = [p for p in players if p.ready]
         waiting = [p for p in players if not p.ready and p.conn is not None]
         if len(ready) >= (1 if alone_ok else 2) and not waiting:
-            why = self._start_countdown(room, now, out)
-            if why is not None:
-                # everyone is ready: the countdown starts as soon as a certified deal is (tick)
-                self.awaiting_deal.add(room.code)
-                self._room_update(room, out)
-                why = self._no_certified_deal(room, by_itself=True)
-                self._broadcast(room, Error(seq=None, code="not_ready", message=why), out)
+            self._countdown_or_wait(room, now, out)
         else:
             self._room_update(room, out)
 
@@ -126,10 +121,30 @@ class RaceLifecycle:
                 f"you are ready: waiting for {', '.join(waiting)} to be ready "
                 "(the race starts when they are)",
             )
-        if room.settings.winnable and self.pool is not None and not self.pool.count(room.config):
+        if self._no_deal_yet(room):
             raise CommandError("not_ready", self._no_certified_deal(room))
         out.reply(conn.id, Ack(seq=cmd.seq))
-        self._start_countdown(room, now, out)
+        self._countdown_or_wait(room, now, out)
+
+    def _countdown_or_wait(self, room: Room, now: float, out: Outbox) -> None:
+        """Everyone is ready: the countdown starts, or, when it cannot yet (no certified deal
+        ready, or the race budget of the room's address spent), everyone is told why and it
+        starts by itself as soon as it can (the hub's tick)."""
+        why = self._start_countdown(room, now, out)
+        if why is not None:
+            self.awaiting_start.add(room.code)
+            self._room_update(room, out)
+            self._broadcast(room, Error(seq=None, code="not_ready", message=why), out)
+
+    def _no_deal_yet(self, room: Room) -> bool:
+        """The room asks for a certified winnable deal and none is ready."""
+        return room.settings.winnable and self.pool is not None and not self.pool.count(room.config)
+
+    def _race_wait(self, room: Room, now: float) -> float:
+        """Seconds until the address that created ``room`` may start another race (0: now)."""
+        if not room.owner:
+            return 0.0
+        return self._room_bucket(room.owner, now, "races").wait(now)
 
     def _no_certified_deal(self, room: Room, by_itself: bool = False) -> str:
         then = (
@@ -143,15 +158,25 @@ class RaceLifecycle:
         )
 
     def _start_countdown(self, room: Room, now: float, out: Outbox) -> str | None:
-        """The countdown starts; or why it cannot (no certified deal ready yet)."""
+        """The countdown starts; or why it cannot yet (no certified deal ready, or the race
+        budget of the room's address spent), said to a room that starts by itself when it can."""
         settings = room.settings
+        wait = self._race_wait(room, now)
+        if wait:
+            self.count("races_refused_rate")
+            return (
+                "the address that opened this room has started many races in a short time: "
+                f"the countdown starts by itself in {math.ceil(wait)} s"
+            )
         number, solution = settings.deal_number, None
         if settings.winnable and self.pool is not None:
             got = self.pool.take(room.config)
             if got is None:
                 self.count("certified_deal_not_ready")
-                return self._no_certified_deal(room)
+                return self._no_certified_deal(room, by_itself=True)
             number, solution = got
+        if room.owner:
+            self._room_bucket(room.owner, now, "races").take(now)
         race_id = secrets.token_hex(6)
         room.race = Race(
             race_id,

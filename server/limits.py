@@ -35,6 +35,13 @@ class Limits:
     two log lines and a database write each, as fast as the command rate allowed)..."""
     join_burst: int = 30
     """...with this many at once (a class behind one address joining together)."""
+    race_rate: float = 1 / 6
+    """Races the rooms one address created may start a second, on average (ten a minute; a
+    start that finds none left waits, and the race starts by itself when one is).  A start, a
+    resign and a rematch over and over in eight rooms was two race records a second, each kept
+    for ``keep_days``..."""
+    race_burst: int = 20
+    """...with this many at once."""
     keep_days: float = 30.0
     """Races (finished or not) older than this are deleted, with their moves; 0 keeps all."""
     abandoned_s: float = 10.0
@@ -101,6 +108,11 @@ class TokenBucket:
         self.burst = burst
         self.tokens = float(burst)
         self.at = now
+
+    def wait(self, now: float) -> float:
+        """Seconds until :meth:`take` can succeed (0: now); takes nothing."""
+        tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
 
     def take(self, now: float) -> bool:
         self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
