@@ -205,3 +205,68 @@ def test_the_rule_book_names_every_mode_and_undo_policy() -> None:
     undo = body.get("Undo", "")
     assert all(f"`{m}`" in races for m in get_args(Mode)), "a race mode is missing under Races"
     assert all(f"`{u}`" in undo for u in get_args(UndoPolicy)), "an undo policy is missing"
+
+
+def _reference_deals() -> dict[str, object]:
+    """The reference code of docs/deals.md, run."""
+    text = (ROOT / "docs" / "deals.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
+    assert len(blocks) == 1, "docs/deals.md should hold one Python block, the reference code"
+    namespace: dict[str, object] = {}
+    exec(compile(blocks[0], "docs/deals.md", "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize(
+    ("game", "suits", "numbering"),
+    [
+        ("spider", 4, "pysolfc"),
+        ("spider", 2, "pysolfc"),
+        ("spider", 1, "pysolfc"),
+        ("spider", 4, "xpat2"),
+        ("spider", 1, "xpat2"),
+        ("st-helena", 4, "pysolfc"),
+        ("louis", 4, "pysolfc"),
+    ],
+)
+def test_the_deal_page_makes_the_engines_deals(game: str, suits: int, numbering: str) -> None:
+    """docs/deals.md says how a deal is made, for anyone who checks a race without this program:
+    its reference code must make exactly the engine's deals, on both generators of PySolFC
+    numbering (below and from 32000) and xpat2's."""
+    from protocol.config import GameConfig
+    from protocol.deals import deal
+
+    cards = _reference_deals()["cards"]
+    assert callable(cards)
+    numbers = [1, 2, 617, 31999, 32000, 12345678, 10**16 + 7, 10**20 - 1]
+    if numbering == "xpat2":
+        numbers = [0, 1, 617, 31999, 32000, 123456789, 999_999_999]
+    options = {"suits": suits} if game == "spider" else {}
+    for n in numbers:
+        want = deal(GameConfig(game, options, numbering), n).to_json()
+        piles, down, stock, foundations = cards(game, n, suits, numbering)
+        assert piles == want["tableau"], (n, "tableau")
+        assert down == want["face_down"], (n, "face down")
+        assert stock == want["stock"], (n, "stock")
+        assert foundations == want["foundations"], (n, "foundations")
+
+
+def test_the_game_record_example_replays() -> None:
+    """docs/records.md's example game record is a real one: every move legal (the undo takes
+    back a move that turned no card), and the result it gives is the one the replay reaches."""
+    import json
+
+    from protocol.record import load, replay
+
+    text = (ROOT / "docs" / "records.md").read_text(encoding="utf-8")
+    examples = [
+        json.loads(block)
+        for block in re.findall(r"^```json\n(.*?)^```", text, re.S | re.M)
+        if '"patience-race-record"' in block
+    ]
+    assert examples, "docs/records.md shows no game record"
+    for data in examples:
+        state = replay(load(data))
+        result = data["result"]
+        assert (state.score(), state.score2()) == (result["score"], result["score2"])
+        assert (state.moves, state.undos) == (result["moves"], result["undos"])
