@@ -629,6 +629,10 @@ class RaceApp(App[None]):
             if answer.shown:
                 said += f"; it turned up {answer.shown[0].card}, so undo stops there"
             self.model.status = said + "."
+        if isinstance(answer, Moved) and answer.stuck and answer.can_undo:
+            self.model.status = (
+                "No move is left: u takes back your last move; x x resigns (your score stands)."
+            )
         state = self.model.state
         if move.kind == Kind.UNDO:
             if self.auto_home and state is not None and auto_home(state) is not None:

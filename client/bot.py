@@ -458,14 +458,17 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
     conn = seat.conn
     resyncs = 0
     mark, still = _progress_mark(state), 0
-    while not state.over:
+    while not (state.won or state.resigned):
         # the pause before the move, watching what happens meanwhile: the end of the race (time
         # up), a kick, and whether any person still races (if none, the bot hurries)
         loop = asyncio.get_running_loop()
         end = loop.time() + seat.pacer.pause()
         # the bot thinks during its pause, as a person does: a long search shows only when it
         # takes longer than the pause (a thread keeps the connection's loop responsive)
-        thinking = asyncio.ensure_future(asyncio.to_thread(seat.player.choose, state))
+        # (stuck, with an undo the server allows: a bot does not undo, it resigns)
+        thinking = asyncio.ensure_future(
+            asyncio.to_thread(seat.player.choose, state) if not state.stuck else _nothing()
+        )
         thinking.add_done_callback(_quiet)  # left behind when the race ends meanwhile
         while True:
             if conn.events.empty():
@@ -519,6 +522,8 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
             state = fresh
             continue
         assert isinstance(answer, Moved)
+        if answer.stuck and not answer.can_undo:
+            return None  # no move left, and no undo: the server has ended this seat's race
         try:
             apply_moved(state, answer)
             now_mark = _progress_mark(state)
@@ -530,6 +535,10 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
             if fresh is None:
                 return None
             state = fresh
+    return None
+
+
+async def _nothing() -> None:
     return None
 
 

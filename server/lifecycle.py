@@ -251,7 +251,7 @@ class RaceLifecycle:
                 score=seat.score,
                 score2=seat.score2,
                 won=state.won,
-                stuck=seat.status == "stuck",
+                stuck=state.stuck,
                 can_undo=state.can_undo and race.undo != "off",
             ),
         )

@@ -197,7 +197,8 @@ class Race:
             seat.status = "won"
         elif state.resigned:
             seat.status = "resigned"
-        elif state.stuck:
+        elif state.stuck and not (self.undo != "off" and state.can_undo):
+            # (with undo allowed, a move that left none can be taken back: not out yet)
             seat.status = "stuck"
         if seat.status != "playing" and seat.finish_ms is None:
             seat.finish_ms = t_ms

@@ -266,3 +266,46 @@ def test_race_records_write_moves_as_people_do() -> None:
     race.move(1, to_wire(move), 1.0)
     assert ":" not in race.seats[1].moves[-1]
     assert race.seats[1].moves[-1] == format_move(move.__class__(move.kind, move.src, move.dst, 0))
+
+
+def _one_move_from_stuck(r: Race) -> None:
+    """Seat 1 at a St. Helena position, no redeal left, where 7H onto 8H (or 8H onto 7H) leaves
+    no move at all."""
+    from protocol.cards import parse
+    from protocol.helena import HelenaState
+
+    def cards(text: str) -> list[int]:
+        return [parse(c) for c in text.split()]
+
+    kings_aces = [[parse("K" + s)] for s in "CSHD"] + [[parse("A" + s)] for s in "CSHD"]
+    piles = [
+        cards("7H"),
+        cards("8H"),
+        *([parse(c)] for c in ["3C", "6C", "9C", "3S", "6S", "9S", "3D", "6D", "9D", "3H"]),
+    ]
+    state = HelenaState(r.config, piles, [0] * 12, [], kings_aces)
+    state._redeals_left = 0
+    assert len(state.legal_moves()) == 2  # 7H onto 8H, or 8H onto 7H: either leaves none
+    r.seats[1].state = state
+
+
+@pytest.mark.parametrize("undo", ["safe", "off"])
+def test_a_move_that_leaves_none_is_stuck_only_when_it_cannot_be_undone(undo: str) -> None:
+    """With undo allowed, the move that left no move can be taken back: the race goes on for
+    that player (it ended at once, and the undo was refused: "your race is over: you have
+    stuck").  With undo off, stuck is stuck."""
+    r = Race("r1", GameConfig("st-helena"), [(1, "Ann"), (2, "Bob")], number=5, undo=undo)
+    r.start(0.0)
+    _one_move_from_stuck(r)
+    r.move(1, wire("tableau", 0, 1), 1.0)
+    seat = r.seats[1]
+    assert seat.state.stuck
+    if undo == "off":
+        assert seat.status == "stuck" and seat.finish_ms == 1000
+        return
+    assert seat.status == "playing" and seat.finish_ms is None
+    r.move(1, wire("undo"), 2.0)
+    assert not seat.state.stuck and seat.status == "playing"
+    r.move(1, wire("tableau", 0, 1), 3.0)  # again, and this time resigns
+    r.move(1, wire("resign"), 4.0)
+    assert seat.status == "resigned"
