@@ -373,6 +373,16 @@ def cluster_config(args: argparse.Namespace) -> ClusterConfig:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # the reader went (``--schema | head``, ``--list-races | head``): no traceback, and
+        # stdout pointed at nothing so that Python's own flush at exit does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     problem = config_problem(args)
     if problem is not None:

@@ -207,3 +207,20 @@ def test_a_node_named_after_a_host_with_capitals_is_taken_in_lower_case() -> Non
     assert config.advertised(8701) == "/n/web1.example-01/"
     with pytest.raises(ValueError):
         cluster_config(build_parser().parse_args(["--node", "web 1"]))
+
+
+def test_schema_cut_short_by_its_reader_is_no_traceback() -> None:
+    """``patience-race-server --schema | head``: the reader goes; no BrokenPipeError traceback."""
+    import os
+    import subprocess
+    import sys
+
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before a line is written
+    proc = subprocess.run(
+        [sys.executable, "-m", "server.cli", "--schema"],
+        stdout=w, stderr=subprocess.PIPE, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    os.close(w)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+    assert proc.returncode == 1
