@@ -1,7 +1,7 @@
 """The Textual terminal client: lobby, race and results on one screen.
 
 The screen is drawn from the plain :class:`~client.model.RaceModel` by ``client.render``; keys
-go through :class:`~client.model.Keys`, which checks every move against the rules before it is
+go through :class:`~client.keys.Keys`, which checks every move against the rules before it is
 sent.  ``patience-race play`` runs the server in this same process and seats bots.
 """
 
@@ -29,7 +29,8 @@ from protocol.messages import MAX_NAME, Kick, Member, Moved, Settings
 from protocol.moves import Kind, Move
 
 from . import render, screens
-from .model import PILE_KEYS, Keys, RaceModel, auto_home
+from .keys import PILE_KEYS, Keys, auto_home
+from .model import RaceModel
 from .net import Disconnected, ServerError
 from .session import SeatInUse, Session
 from .text import safe

@@ -1,11 +1,10 @@
-"""The client's view state as plain code: what the player sees and what their keys mean.
+"""The client's view state as plain code: what the player sees.
 
 :class:`RaceModel` takes server events (``apply``) and keeps the room, the player's own board (a
 :class:`~protocol.game.GameState` built from what they may see), everyone's progress and the
-results, and checks the revealed deal against every card it was shown.  :class:`Keys` turns key
-presses into moves, checking each against the local rules first so an illegal move is explained
-and never sent.  Nothing here does I/O; ``client.app`` draws it and ``client.session`` talks to
-the server.
+results, and checks the revealed deal against every card it was shown; the functions after it
+put what changed into words.  What the keys mean is :mod:`client.keys`.  Nothing here does I/O;
+``client.app`` draws it and ``client.session`` talks to the server.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from protocol import cards
-from protocol.config import SPIDER, GameConfig, config_or_none
+from protocol.config import GameConfig, config_or_none
 from protocol.fairness import Witness, verify
 from protocol.game import GameState, state_class
 from protocol.messages import (
@@ -38,13 +37,8 @@ from protocol.messages import (
     from_wire,
 )
 from protocol.moves import IllegalMove, Kind, Move, Placed
-from protocol.notation import format_move
-from protocol.spider import home_keeps_deals
 
-from .text import ordinal, plural, safe
-
-PILE_KEYS = "1234567890-="
-"""Pile keys: 1 to 9, then 0 for pile 10, - for 11 and = for 12."""
+from .text import ordinal, safe
 
 
 @dataclass
@@ -550,193 +544,3 @@ def progress_changes(old: list[Progress], new: list[Progress], you: int | None) 
         if playing and ((mine_before is not None and mine_before.status != mine.status) or out):
             out.append("waiting for " + ", ".join(playing))
     return out
-
-
-@dataclass
-class Keys:
-    """Pile keys pick a source then a target; the same pile again takes one card fewer."""
-
-    model: RaceModel
-    source: int | None = None
-    count: int = 0
-    """0: the unit chosen as ``3>7`` would; else exactly this many cards."""
-    pending: bool = False
-    """A move is on its way to the server: the next waits for its answer."""
-    confirm_resign: bool = False
-    confirm_redeal: bool = False
-
-    def piles(self) -> int:
-        return len(self.model.state.piles) if self.model.state else 0
-
-    def pile_of(self, key: str) -> int | None:
-        i = PILE_KEYS.find(key)
-        return i if 0 <= i < self.piles() else None
-
-    def movable(self, pile: int) -> int:
-        state = self.model.state
-        if state is None:
-            return 0
-        if state.config.game != SPIDER:
-            return 1 if state.piles[pile] else 0
-        from protocol.spider import run_length
-
-        p = state.piles[pile]
-        return run_length(p, len(p) - state.down[pile])
-
-    def press(self, key: str) -> Move | None:
-        """The move a key asks for, checked against the rules (None: nothing to send yet)."""
-        state = self.model.state
-        if state is None or self.model.phase != "racing" or self.model.role != "player":
-            return None
-        if key != "x":
-            self.confirm_resign = False
-        if key != "r":
-            self.confirm_redeal = False
-        if key == "escape":
-            self.source, self.count = None, 0
-            self.model.status = ""
-            return None
-        if key == "d":
-            return self._checked(Move(Kind.DEAL))
-        if key == "r":
-            if not self.confirm_redeal:
-                problem = state.check(Move(Kind.REDEAL))
-                if problem is not None:
-                    self.model.status = f"Not allowed: {problem}."
-                    return None
-                self.confirm_redeal = True
-                self.model.status = "Redeal? press r again (any other key: no)."
-                return None
-            self.confirm_redeal = False
-            return self._checked(Move(Kind.REDEAL))
-        if key in ("up", "down"):
-            self.resize(1 if key == "up" else -1)
-            return None
-        if key == "u":
-            return self._checked(Move(Kind.UNDO))
-        if key == "x":
-            if not self.confirm_resign:
-                self.confirm_resign = True
-                self.model.status = "Resign? Press x again to resign, any other key to play on."
-                return None
-            self.confirm_resign = False
-            return self._checked(Move(Kind.RESIGN))
-        if key in ("f", "k", "a"):
-            if self.source is None:
-                self.model.status = "Pick a pile first (its key), then f to send it home."
-                return None
-            dst = -1
-            if key in ("k", "a") and state.config.game != SPIDER:
-                top = state.piles[self.source][-1] if state.piles[self.source] else None
-                dst = -1 if top is None else cards.suit(top) + (0 if key == "k" else 4)
-            move = Move(Kind.FOUNDATION, self.source, dst, 0)
-            return self._checked(move)
-        pile = self.pile_of(key)
-        if pile is None:
-            return None
-        if self.source is None:
-            if not state.piles[pile] or self.movable(pile) == 0:
-                self.model.status = f"Pile {pile + 1} has nothing to move."
-                return None
-            self.source, self.count = pile, 0
-            self.model.status = self.describe_selection()
-            return None
-        if pile == self.source:
-            run = self.movable(pile)
-            if run <= 1:
-                self.source, self.count = None, 0
-                self.model.status = ""
-                return None
-            current = self.count or run
-            self.count = current - 1 if current > 1 else run
-            self.model.status = self.describe_selection()
-            return None
-        move = Move(Kind.TABLEAU, self.source, pile, self.count)
-        return self._checked(move)
-
-    def resize(self, step: int) -> None:
-        """Up / down: the picked run grows or shrinks by one card (Spider)."""
-        if self.source is None:
-            self.model.status = "Pick a pile first (its key); then up/down for more/fewer cards."
-            return
-        run = self.movable(self.source)
-        current = self.count or run
-        self.count = max(1, min(run, current + step))
-        self.model.status = self.describe_selection()
-
-    def select(self, pile: int, count: int) -> bool:
-        """Pick ``count`` cards from the top of ``pile`` (a click on a card): False if they
-        do not move together."""
-        state = self.model.state
-        if state is None or self.model.phase != "racing" or self.model.role != "player":
-            return False
-        run = self.movable(pile)
-        if count < 1 or count > run:
-            self.model.status = f"Pile {pile + 1}: those cards do not move together" + (
-                f" (only the top {plural(run, 'card')} {'does' if run == 1 else 'do'})."
-                if run
-                else "."
-            )
-            return False
-        self.source, self.count = pile, (0 if count == run else count)
-        self.confirm_resign = self.confirm_redeal = False
-        self.model.status = self.describe_selection()
-        return True
-
-    def home(self, foundation: int) -> Move | None:
-        """The picked pile to this foundation (a click on it)."""
-        if self.source is None or self.model.state is None:
-            return None
-        dst = -1 if self.model.state.config.game == SPIDER else foundation
-        return self._checked(Move(Kind.FOUNDATION, self.source, dst, 0))
-
-    def describe_selection(self) -> str:
-        state = self.model.state
-        if state is None or self.source is None:
-            return ""
-        run = self.movable(self.source)
-        n = self.count or run
-        p = state.piles[self.source]
-        shown = " ".join(cards.names(p[-n:]))
-        extra = " (↑/↓ or the same pile again: more/fewer)" if run > 1 else ""
-        return f"Pile {self.source + 1}: {shown}{extra}. Now a target pile, or f for a foundation."
-
-    def _checked(self, move: Move) -> Move | None:
-        state = self.model.state
-        assert state is not None
-        if self.pending:
-            self.model.status = "Waiting for the server to answer your last move..."
-            return None
-        if move.kind == Kind.UNDO and self.model.room and self.model.room.settings.undo == "off":
-            self.model.status = "Undo is off in this room."
-            return None
-        trial = state.copy()
-        try:
-            change = trial.apply(move)
-            settled = move if move.kind == Kind.UNDO else change.move
-        except IllegalMove as exc:
-            if "fits both" in str(exc):
-                self.model.status = f"{str(exc).split(':')[0]}: press k for its king foundation or a for its ace foundation."
-                return None
-            self.model.status = f"Not allowed: {exc}."
-            self.source, self.count = None, 0
-            return None
-        self.source, self.count = None, 0
-        self.model.status = "Undone." if move.kind == Kind.UNDO else format_move(settled, state)
-        self.pending = True
-        return settled
-
-    def answered(self) -> None:
-        self.pending = False
-
-
-def auto_home(state: GameState) -> Move | None:
-    """Spider: a complete K..A run on top of a pile, to send home (optional auto-removal); not
-    when it would leave too few cards on the table for the deals to come (the player can still
-    send it home with ``f``)."""
-    if state.config.game != SPIDER or state.resigned or state.won or not home_keeps_deals(state):
-        return None
-    for m in state.legal_moves():
-        if m.kind == Kind.FOUNDATION:
-            return m
-    return None

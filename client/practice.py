@@ -24,7 +24,7 @@ from protocol.moves import Change, Kind, Move
 from protocol.notation import format_move
 from protocol.practice import PracticeGame
 
-from .model import PILE_KEYS
+from .keys import PILE_KEYS
 from .strategy import Memory, choose_move
 from .text import plural
 

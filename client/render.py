@@ -21,7 +21,8 @@ from protocol.helena import foundation_name
 from protocol.messages import Progress, place_key
 from protocol.moves import UNKNOWN
 
-from .model import PILE_KEYS, Keys, RaceModel
+from .keys import PILE_KEYS, Keys
+from .model import RaceModel
 from .text import clip, plural, safe, wrap_cells
 
 RED = "bold red"

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from textual.widgets import Static
 
 from client.app import Plan, RaceApp
-from client.model import Keys, RaceModel
+from client.keys import Keys
+from client.model import RaceModel
 from client.net import Connection
 from protocol.config import GameConfig
 from protocol.game import new_game

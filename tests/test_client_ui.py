@@ -373,7 +373,7 @@ async def test_keys_typed_ahead_of_the_servers_answer_are_played_in_order() -> N
     and is then played on the board as it is (it was dropped: 'Waiting for the server...')."""
     from textual import events
 
-    from client.model import PILE_KEYS
+    from client.keys import PILE_KEYS
 
     async with running_server() as server:
         app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1_DEAL1))

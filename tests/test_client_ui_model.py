@@ -11,7 +11,8 @@ from rich.style import Style
 from rich.text import Text
 
 from client import render, screens
-from client.model import Keys, RaceModel, progress_changes, room_changes
+from client.keys import Keys
+from client.model import RaceModel, progress_changes, room_changes
 from client.text import clip, ordinal, plural, safe
 from protocol.config import GameConfig
 from protocol.game import new_game
@@ -740,7 +741,7 @@ def test_auto_home_keeps_the_cards_the_deals_need() -> None:
     """Sending a complete suit home automatically is skipped when it would leave fewer cards on
     the table than piles, with deals to come: the player would be stuck for good (and an undo
     would only send it home again).  With the stock empty it goes home at once."""
-    from client.model import auto_home
+    from client.keys import auto_home
 
     from .test_strategy import _one_suit_near_a_stuck_end
 
