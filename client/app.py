@@ -326,7 +326,9 @@ class RaceApp(App[None]):
 
     def refresh_view(self) -> None:
         """Redraw from the model; a no-op once the screen is gone (the session may still call)."""
-        if not self.is_mounted:
+        # (App.is_mounted is a method, ``is_mounted(widget)``, always true as a condition: the
+        # app is running from before its mount until its shutdown, which closes the screens)
+        if not self.is_running:
             return
         self._draw()
 
