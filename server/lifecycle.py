@@ -14,11 +14,13 @@ import logging
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from protocol.messages import (
     Ack,
     Countdown,
     Error,
+    Event,
     MoveCmd,
     Moved,
     PlayerRecord,
@@ -55,6 +57,32 @@ class RaceLifecycle:
     wall: Callable[[], float]
     finished: OrderedDict[str, RaceRecord]
     draining: bool
+
+    if TYPE_CHECKING:
+        # the hub's methods this part calls (defined in server.hub.Hub), declared for the type
+        # checker only: at run time they are the hub's own
+
+        def count(self, name: str, by: int = 1) -> None: ...
+
+        def _membership(self, conn: Conn) -> tuple[Room, MemberState]: ...
+
+        def _host_only(self, conn: Conn) -> tuple[Room, MemberState]: ...
+
+        def _seat_waiting(self, room: Room) -> list[MemberState]: ...
+
+        def _close_if_only_bots(self, room: Room, now: float, out: Outbox) -> None: ...
+
+        def _room_update(self, room: Room, out: Outbox, skip: int | None = None) -> None: ...
+
+        def _save(self, room: Room) -> None: ...
+
+        def _broadcast(
+            self, room: Room, event: Event, out: Outbox, skip: int | None = None
+        ) -> None: ...
+
+        def _event(
+            self, name: str, room: Room, member: MemberState | None, **fields: object
+        ) -> None: ...
 
     def _ready(self, conn: Conn, cmd: Ready, now: float, out: Outbox) -> None:
         room, member = self._membership(conn)
