@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from protocol.messages import (
     Ack,
     Countdown,
+    EndReason,
     Error,
     Event,
     MoveCmd,
@@ -386,7 +387,7 @@ class RaceLifecycle:
         standings = race.standings()
         over = RaceOver(
             race_id=race.race_id, reason=reason, standings=standings, reveal=race.reveal()
-        )  # type: ignore[arg-type]
+        )
         room.last_over = over
         self._keep_record(room, race, over, reason)
         self._event(
@@ -404,7 +405,7 @@ class RaceLifecycle:
         self._room_update(room, out)
         self._close_if_only_bots(room, now, out)
 
-    def _keep_record(self, room: Room, race: Race, over: RaceOver, reason: str) -> None:
+    def _keep_record(self, room: Room, race: Race, over: RaceOver, reason: EndReason) -> None:
         """The finished race's public record, kept in memory and stored."""
         record = RaceRecord(
             race_id=race.race_id,
