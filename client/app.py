@@ -14,7 +14,7 @@ import re
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import events
@@ -34,6 +34,9 @@ from .model import RaceModel
 from .net import Disconnected, ServerError
 from .session import SeatInUse, Session
 from .text import safe
+
+if TYPE_CHECKING:
+    from server.app import RaceServer  # (imported when needed: only ``play`` runs a server)
 
 log = logging.getLogger("patience_race.client")
 
@@ -190,7 +193,8 @@ class RaceApp(App[None]):
         self.model = RaceModel(name=plan.name)
         self.keys = Keys(self.model)
         self.session: Session | None = None
-        self.server = None
+        self.server: RaceServer | None = None
+        """The server this process runs (``patience-race play``), or None."""
         self.bots: list[asyncio.Task[None]] = []
         self.auto_home = True
         self.kick_choice: list[Member] | None = None
@@ -301,13 +305,15 @@ class RaceApp(App[None]):
     async def _join(self, plan: Plan) -> None:
         """Join (or watch) the plan's room; a default name the room already has gets a number."""
         assert plan.code is not None
+        session = self.session
+        assert session is not None  # (connected by setup)
         spectate = plan.action == "watch"
         names = [plan.name]
         if plan.any_name:
             names += [f"{plan.name[: MAX_NAME - 1 - len(str(i))]} {i}" for i in range(2, 10)]
         for i, name in enumerate(names):
             try:
-                await self.session.join(plan.code, name, spectate=spectate)
+                await session.join(plan.code, name, spectate=spectate)
                 return
             except ServerError as exc:
                 if exc.code != "name_taken" or i == len(names) - 1:
@@ -327,7 +333,9 @@ class RaceApp(App[None]):
 
     def refresh_view(self) -> None:
         """Redraw from the model; a no-op once the screen is gone (the session may still call)."""
-        if not self.is_mounted:
+        # (App.is_mounted is a method, ``is_mounted(widget)``, always true as a condition: the
+        # app is running from before its mount until its shutdown, which closes the screens)
+        if not self.is_running:
             return
         self._draw()
 

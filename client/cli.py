@@ -11,7 +11,7 @@ from typing import Any
 from protocol.config import GAMES, ConfigError, GameConfig
 from protocol.deals import deal
 from protocol.game import state_class
-from protocol.messages import MAX_CODE, MAX_NAME, MAX_TIME_LIMIT, Settings
+from protocol.messages import MAX_CODE, MAX_NAME, MAX_TIME_LIMIT, Mode, Settings
 from protocol.names import BadName, normalize
 from protocol.record import RecordError
 
@@ -168,7 +168,7 @@ pause = _bounded(float, 0, 60, "a pause (0 to 60 seconds)")
 def make_settings(args: argparse.Namespace) -> Settings:
     deal = getattr(args, "deal", None)
     config = make_config(args.game, args)
-    mode = getattr(args, "mode", "first")
+    mode: Mode = getattr(args, "mode", "first")
     time_limit = getattr(args, "time", 0) or 0
     if mode == "score" and not time_limit:
         time_limit = 600

@@ -22,6 +22,7 @@ from protocol.messages import (
     Event,
     Joined,
     Kicked,
+    Member,
     Moved,
     Notice,
     Progress,
@@ -113,7 +114,7 @@ class RaceModel:
 
     def apply(self, event: Event, now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
-        handler = getattr(self, f"_on_{event.type}", None)  # type: ignore[attr-defined]
+        handler = getattr(self, f"_on_{event.type}", None)
         if handler is not None:
             handler(event, now)
 
@@ -150,7 +151,7 @@ class RaceModel:
                     self.holding = False  # this player asked to go on: here they are
             self.phase = "lobby"
 
-    def me_member(self, room: RoomInfo | None = None):  # type: ignore[no-untyped-def]
+    def me_member(self, room: RoomInfo | None = None) -> Member | None:
         room = room or self.room
         if room is None:
             return None
@@ -473,8 +474,8 @@ def room_changes(
         and old.state in ("lobby", "countdown")
         and new.settings != old.settings
     ):
-        host = next((m for m in new.members if m.host), None)
-        who = "You" if host is not None and host.id == you else "The host"
+        new_host = next((m for m in new.members if m.host), None)
+        who = "You" if new_host is not None and new_host.id == you else "The host"
         said = f"{who} changed the settings: {settings_change(old.settings, new.settings)}"
         mine_before, mine = before.get(you or -1), after.get(you or -1)
         if mine_before is not None and mine is not None and mine_before.ready and not mine.ready:

@@ -425,8 +425,8 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         for r in range(y, y + band):
             grid.hits.append((r, x, x + cell, ("pile", i)))
         put(y + len(rows), x, key_label(i), ("pile", i))  # right below the pile's cards
-    for yy, xx, text, target in sorted(later, key=lambda p: (p[0], p[1])):
-        grid.put(yy, xx, text, target)
+    for yy, xx, text, at in sorted(later, key=lambda p: (p[0], p[1])):
+        grid.put(yy, xx, text, at)
 
 
 def _helena_rows(grid: Grid, model: RaceModel, keys: Keys, y: int, width: int, card_w: int) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import msgpack
 from pydantic import ValidationError
 
-from .messages import WIRE, Command, Event
+from .messages import WIRE, Command, ErrorCode, Event
 
 MAX_FRAME = 64 * 1024
 """Bytes in one command frame; the server's websocket refuses larger frames (close code 1009)."""
@@ -68,7 +68,7 @@ class DecodeError(ValueError):
     """A frame that is not a valid message; ``code`` is the protocol error code, ``seq`` the
     command's sequence number when the frame could be read far enough to find it."""
 
-    def __init__(self, code: str, message: str, seq: int | None = None) -> None:
+    def __init__(self, code: ErrorCode, message: str, seq: int | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -223,7 +223,7 @@ def decode(frame: bytes | str, limits: DecodeLimits = EVENT_LIMITS) -> Command |
         where = ".".join(str(p) for p in first["loc"][1:]) or "message"
         # a name the schema refuses (too long, not a string) is a bad name, as the hub would say
         too = first["type"] in ("string_too_long", "string_too_short")
-        code = "bad_name" if too and first["loc"][-1:] == ("name",) else "bad_message"
+        code: ErrorCode = "bad_name" if too and first["loc"][-1:] == ("name",) else "bad_message"
         raise DecodeError(code, f"{kind[:40]}: {where}: {first['msg']}", seq) from exc
 
 

@@ -8,7 +8,7 @@ as a command (and the client the reverse).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import (
     BaseModel,
@@ -66,6 +66,8 @@ UndoPolicy = Literal["off", "safe"]
 MoveKind = Literal["tableau", "foundation", "deal", "redeal", "undo", "resign"]
 RoomState = Literal["lobby", "countdown", "racing", "results"]
 Role = Literal["player", "spectator"]
+EndReason = Literal["all_done", "time_up", "aborted"]
+"""Why a race ended: everyone done, the time limit, or aborted (its room closed)."""
 PlayerStatus = Literal["waiting", "playing", "won", "resigned", "stuck", "disconnected", "left"]
 
 ErrorCode = Literal[
@@ -186,7 +188,7 @@ class WireMove(Model):
     """Cards moved; 0 asks for the unit chosen as the notation's ``3>7`` would."""
 
 
-WIRE_KINDS: dict[str, Kind] = {
+WIRE_KINDS: dict[MoveKind, Kind] = {
     "tableau": Kind.TABLEAU,
     "foundation": Kind.FOUNDATION,
     "deal": Kind.DEAL,
@@ -194,12 +196,12 @@ WIRE_KINDS: dict[str, Kind] = {
     "undo": Kind.UNDO,
     "resign": Kind.RESIGN,
 }
-_KIND_NAMES = {v: k for k, v in WIRE_KINDS.items()}
+_KIND_NAMES: dict[Kind, MoveKind] = {v: k for k, v in WIRE_KINDS.items()}
 
 
 def to_wire(move: Move) -> WireMove:
     """An engine move as it travels."""
-    return WireMove(kind=_KIND_NAMES[move.kind], src=move.src, dst=move.dst, count=move.count)  # type: ignore[arg-type]
+    return WireMove(kind=_KIND_NAMES[move.kind], src=move.src, dst=move.dst, count=move.count)
 
 
 def from_wire(move: WireMove) -> Move:
@@ -374,7 +376,10 @@ class GetRace(Command):
 
 
 class Event(Model):
-    pass
+    if TYPE_CHECKING:
+        # every event's own ``type: Literal[...]`` (not a field of this base: pydantic never
+        # sees it)
+        type: str
 
 
 class Welcome(Event):
@@ -464,7 +469,7 @@ class ProgressUpdate(Event):
 class RaceOver(Event):
     type: Literal["race_over"] = "race_over"
     race_id: str
-    reason: Literal["all_done", "time_up", "aborted"]
+    reason: EndReason
     standings: list[Standing]
     reveal: Reveal
 

@@ -31,7 +31,9 @@ class Move(NamedTuple):
     kind: Kind
     src: int = -1
     dst: int = -1
-    count: int = 0
+    # (a field named like tuple's count() method, as NamedTuple allows: mypy takes it for an
+    # incompatible override of the method)
+    count: int = 0  # type: ignore[assignment]
     """Cards moved; ``0`` in a request means "the unit chosen sensibly" (see each game)."""
 
 
@@ -53,7 +55,7 @@ class Placed(NamedTuple):
     """A card that became visible: pile ``pile`` (from 0), position ``index`` (from the bottom)."""
 
     pile: int
-    index: int
+    index: int  # type: ignore[assignment]  # (a field named like tuple's index(), as count above)
     card: Card
 
 

@@ -94,7 +94,9 @@ def format_move(move: Move, before: GameState | None = None, *, game: str | None
         base = f"{move.src + 1}>f"
         if move.dst == -1 or (move.count == 13 and before is None):
             return base
-        if move.count == 13:  # Spider: ``3>f`` only if it picks the same foundation there
+        if move.count == 13 and before is not None:
+            # Spider: ``3>f`` only if it picks the same foundation there (``before`` is known:
+            # a count of 13 without it returned above)
             try:
                 settled = before.copy().apply(Move(Kind.FOUNDATION, move.src, -1)).move
             except IllegalMove:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -33,8 +33,8 @@ from .game import GameState, new_game
 from .moves import IllegalMove, Move
 from .notation import NotationError, format_move, parse_move
 
-FORMAT = "patience-race-record"
-VERSION = 1
+FORMAT: Final = "patience-race-record"
+VERSION: Final = 1
 
 
 class Result(BaseModel):

@@ -29,6 +29,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.protocol import State
+from websockets.typing import Origin
 
 from protocol.codec import DecodeError, decode_command
 from protocol.messages import ProgressUpdate
@@ -92,7 +93,7 @@ class RaceServer:
         if store is not None:
             # the server commits, in groups, before it acknowledges anything written (_flush)
             store.group_commit = True
-        self.origins = list(origins) if origins else None
+        self.origins = [Origin(o) for o in origins] if origins else None
         self.trusted = [
             ipaddress.ip_network(p.strip(), strict=False) for p in trusted_proxies if p.strip()
         ]
@@ -171,7 +172,7 @@ class RaceServer:
             process_request=self._process_request
             if self.cluster_config is None
             else self._process_request_cluster,
-            origins=self.origins,  # type: ignore[arg-type]
+            origins=self.origins,
             server_header="patience-race",
         )
         sock = next(iter(self.server.sockets))
@@ -185,9 +186,10 @@ class RaceServer:
             await self.cluster.start()
             self.hub.cluster = self.cluster
         self.gc_pauses.attach()
-        loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
+        loop_name = type(loop).__module__.split(".")[0]  # asyncio or uvloop
         log.info(
-            "listening", extra={"fields": {"event": "listening", "url": self.url, "loop": loop}}
+            "listening",
+            extra={"fields": {"event": "listening", "url": self.url, "loop": loop_name}},
         )
 
     async def stop(self) -> None:
@@ -553,7 +555,8 @@ class RaceServer:
 
             def connection_made(self, transport: asyncio.BaseTransport) -> None:
                 super().connection_made(transport)
-                app._accepting(self, transport)
+                # (the same transport, as the stream transport it is: websockets casts it)
+                app._accepting(self, self.transport)
 
             def connection_lost(self, exc: Exception | None) -> None:
                 app._opened(self)
@@ -561,7 +564,7 @@ class RaceServer:
 
         return Connection
 
-    def _accepting(self, ws: ServerConnection, transport: asyncio.BaseTransport) -> None:
+    def _accepting(self, ws: ServerConnection, transport: asyncio.Transport) -> None:
         """A TCP connection opened.  It counts toward its address's limit (and the server's)
         from now on; one past the limit may still finish its handshake, to hear why it is
         refused (1013); more are dropped at once."""
@@ -780,8 +783,8 @@ class RaceServer:
             "# HELP patience_race_closes_total Connections closed, by close code.",
             "# TYPE patience_race_closes_total counter",
         ]
-        for code, value in sorted(self.close_codes.items()):
-            lines.append(f'patience_race_closes_total{{code="{code}"}} {value}')
+        for close_code, value in sorted(self.close_codes.items()):
+            lines.append(f'patience_race_closes_total{{code="{close_code}"}} {value}')
         lines += [
             "# HELP patience_race_uptime_seconds Seconds since the server started.",
             "# TYPE patience_race_uptime_seconds gauge",

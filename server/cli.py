@@ -503,12 +503,12 @@ def _run(
     return 0
 
 
-def loop_factory(choice: str):  # type: ignore[no-untyped-def]
+def loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
     """uvloop's loop when asked for (or, with auto, when installed); None for asyncio's own."""
     if choice == "asyncio":
         return None
     try:
-        import uvloop  # type: ignore[import-not-found]
+        import uvloop
     except ImportError:
         if choice == "uvloop":
             raise SystemExit(

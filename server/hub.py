@@ -28,6 +28,7 @@ from protocol.messages import (
     Command,
     CreateRoom,
     Error,
+    ErrorCode,
     Event,
     GetRace,
     Hello,
@@ -45,6 +46,7 @@ from protocol.messages import (
     Redirect,
     Rematch,
     Resume,
+    Role,
     RoomList,
     RoomUpdate,
     Settings,
@@ -187,7 +189,7 @@ class Hub(RaceLifecycle):
                 self._rematch_if_agreed(room, now, out)
         return out
 
-    def bad_input(self, cid: int, code: str, message: str, seq: int | None = None) -> Outbox:
+    def bad_input(self, cid: int, code: ErrorCode, message: str, seq: int | None = None) -> Outbox:
         """A frame that could not be read (``seq`` None), or a message refused before it is
         handled: an error, and the connection closed if it goes on."""
         out = Outbox()
@@ -196,7 +198,7 @@ class Hub(RaceLifecycle):
             return out
         conn.bad += 1
         self.count(f"bad_input_{code}")
-        out.send(cid, Error(seq=seq, code=code, message=message))  # type: ignore[arg-type]
+        out.send(cid, Error(seq=seq, code=code, message=message))
         if conn.bad >= self.limits.max_bad:
             out.close(cid, CLOSE_BAD_INPUT, "too many bad messages")
         return out
@@ -222,7 +224,7 @@ class Hub(RaceLifecycle):
         if not isinstance(cmd, Command):
             return self.bad_input(
                 cid, "unknown_type", f"{cmd.type} is a server event, not a command"
-            )  # type: ignore[attr-defined]
+            )
         if not conn.hello and not isinstance(cmd, Hello):
             return self.bad_input(
                 cid, "hello_first", "say hello first, with your protocol version", cmd.seq
@@ -249,7 +251,7 @@ class Hub(RaceLifecycle):
             assert handler is not None
             handler(self, conn, cmd, now, out)
         except CommandError as exc:
-            out.reply(cid, Error(seq=cmd.seq, code=exc.code, message=exc.message))  # type: ignore[arg-type]
+            out.reply(cid, Error(seq=cmd.seq, code=exc.code, message=exc.message))
             self.count(f"rejected_{exc.code}")
         except Redirected as exc:
             out.reply(cid, Redirect(seq=cmd.seq, code=exc.code, node=exc.node, url=exc.url))
@@ -418,7 +420,7 @@ class Hub(RaceLifecycle):
             what = name if taken == name else f"{taken}, which looks the same as {name}"
             raise CommandError("name_taken", f"someone in this room is already called {what}")
         seat_free = room.state == "lobby" and len(room.players()) < room.settings.seats
-        role = "player" if seat_free and not cmd.spectate else "spectator"
+        role: Role = "player" if seat_free and not cmd.spectate else "spectator"
         if role == "spectator" and len(room.spectators()) >= MAX_SPECTATORS:
             raise CommandError("room_full", "this room is full")
         member, token = room.add(name, role, now, bot=cmd.bot)
@@ -428,7 +430,7 @@ class Hub(RaceLifecycle):
         out.reply(
             conn.id,
             Joined(seq=cmd.seq, you=member.id, role=role, token=token, room=room.info()),
-        )  # type: ignore[arg-type]
+        )
         if room.state != "lobby":
             out.reply(conn.id, self._snapshot(room, member, cmd.seq, now))
         self._room_update(room, out, skip=member.id)
@@ -668,14 +670,14 @@ class Hub(RaceLifecycle):
                 self._send_progress(room, now, out)
         if self.awaiting_start:
             for code in list(self.awaiting_start):
-                room = self.rooms.get(code)
-                if room is None or room.state != "lobby":
+                waiting = self.rooms.get(code)
+                if waiting is None or waiting.state != "lobby":
                     self.awaiting_start.discard(code)
                     continue
-                if self._no_deal_yet(room) or self._race_wait(room, now):
+                if self._no_deal_yet(waiting) or self._race_wait(waiting, now):
                     continue
                 self.awaiting_start.discard(code)
-                self._countdown_if_all_ready(room, now, out)
+                self._countdown_if_all_ready(waiting, now, out)
         if now >= self._next_sweep:
             self._sweep(now, out)
         if self.live is not None and now - self._alive_written >= 1.0:
@@ -928,7 +930,7 @@ class Hub(RaceLifecycle):
             seq=seq,
             next_seq=max(member.seqs.highest, seq) + 1,
             you=member.id,
-            role=member.role,  # type: ignore[arg-type]
+            role=member.role,
             room=room.info(),
             board=board,
             elapsed_ms=race.elapsed_ms(now)
@@ -957,10 +959,11 @@ class Hub(RaceLifecycle):
                 out.send(m.conn, event)
 
     def _event(self, name: str, room: Room, member: MemberState | None, **fields: object) -> None:
-        extra = {"event": name, "room": display_code(room.code)}  # as players see and type it
+        # (the room's code as players see and type it)
+        extra: dict[str, object] = {"event": name, "room": display_code(room.code)}
         if member is not None:
             extra["player"] = f"{member.id}:{member.name}"
-        extra.update({k: v for k, v in fields.items() if v is not None})  # type: ignore[misc]
+        extra.update({k: v for k, v in fields.items() if v is not None})
         log.info(name, extra={"fields": extra})
 
 

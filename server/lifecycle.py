@@ -15,11 +15,14 @@ import math
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
 
 from protocol.messages import (
     Ack,
     Countdown,
+    EndReason,
     Error,
+    Event,
     MoveCmd,
     Moved,
     PlayerRecord,
@@ -32,7 +35,7 @@ from protocol.messages import (
     Start,
 )
 
-from .limits import Limits
+from .limits import Limits, TokenBucket
 from .outbox import CommandError, Conn, Outbox
 from .pool import DealPool
 from .race import Race, RaceError
@@ -56,6 +59,36 @@ class RaceLifecycle:
     wall: Callable[[], float]
     finished: OrderedDict[str, RaceRecord]
     draining: bool
+
+    if TYPE_CHECKING:
+        # the hub's methods this part calls (defined in server.hub.Hub), declared for the type
+        # checker only: at run time they are the hub's own
+
+        def count(self, name: str, by: int = 1) -> None: ...
+
+        def _room_bucket(
+            self, peer: str, now: float, kind: Literal["rooms", "joins", "races"] = "rooms"
+        ) -> TokenBucket: ...
+
+        def _membership(self, conn: Conn) -> tuple[Room, MemberState]: ...
+
+        def _host_only(self, conn: Conn) -> tuple[Room, MemberState]: ...
+
+        def _seat_waiting(self, room: Room) -> list[MemberState]: ...
+
+        def _close_if_only_bots(self, room: Room, now: float, out: Outbox) -> None: ...
+
+        def _room_update(self, room: Room, out: Outbox, skip: int | None = None) -> None: ...
+
+        def _save(self, room: Room) -> None: ...
+
+        def _broadcast(
+            self, room: Room, event: Event, out: Outbox, skip: int | None = None
+        ) -> None: ...
+
+        def _event(
+            self, name: str, room: Room, member: MemberState | None, **fields: object
+        ) -> None: ...
 
     def _ready(self, conn: Conn, cmd: Ready, now: float, out: Outbox) -> None:
         room, member = self._membership(conn)
@@ -383,7 +416,7 @@ class RaceLifecycle:
         standings = race.standings()
         over = RaceOver(
             race_id=race.race_id, reason=reason, standings=standings, reveal=race.reveal()
-        )  # type: ignore[arg-type]
+        )
         room.last_over = over
         self._keep_record(room, race, over, reason)
         self._event(
@@ -401,7 +434,7 @@ class RaceLifecycle:
         self._room_update(room, out)
         self._close_if_only_bots(room, now, out)
 
-    def _keep_record(self, room: Room, race: Race, over: RaceOver, reason: str) -> None:
+    def _keep_record(self, room: Room, race: Race, over: RaceOver, reason: EndReason) -> None:
         """The finished race's public record, kept in memory and stored."""
         record = RaceRecord(
             race_id=race.race_id,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from protocol.codec import encode
-from protocol.messages import Event
+from protocol.messages import ErrorCode, Event
 
 from .limits import TokenBucket
 from .rooms import MemberState, Room, SeqCache
@@ -24,7 +24,7 @@ CLOSE_FULL = 1013
 
 
 class CommandError(Exception):
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message

@@ -18,6 +18,7 @@ import signal
 import sys
 from collections import OrderedDict, deque
 from pathlib import Path
+from typing import Any
 
 from protocol.config import GameConfig
 
@@ -25,7 +26,7 @@ log = logging.getLogger("patience_race.server")
 
 Key = tuple[str, tuple[tuple[str, int | str], ...], str]
 
-DEFAULT_CONFIGS = (
+DEFAULT_CONFIGS: tuple[tuple[str, dict[str, int | str]], ...] = (
     ("spider", {"suits": 1}),
     ("spider", {"suits": 2}),
     ("spider", {"suits": 4}),
@@ -62,8 +63,9 @@ async def certify(
             proc.kill()
         await proc.wait()
         raise
-    if proc.returncode != 0:
-        code = proc.returncode
+    code = proc.returncode
+    assert code is not None  # (communicate() returns once the process has exited)
+    if code != 0:
         if code < 0:
             why = f"was killed by {signal.Signals(-code).name}"
             if -code == signal.SIGSYS:  # a seccomp filter: systemd's SystemCallFilter, say
@@ -163,17 +165,18 @@ class DealPool:
                 if len(pending) >= self.workers:
                     break
                 config = self.wanted[key]
-                fut = asyncio.ensure_future(
+                task = asyncio.ensure_future(
                     certify(config.game, dict(config.options), config.numbering, self.seconds)
                 )
-                pending.add(fut)
-                owner[fut] = key
+                pending.add(task)
+                owner[task] = key
                 self.running[key] = self.running.get(key, 0) + 1
             self._wake.clear()
             waiter = asyncio.ensure_future(self._wake.wait())
-            done, _ = await asyncio.wait({*pending, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {*pending, waiter}
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
-            for fut in done - {waiter}:
+            for fut in pending & done:  # (every one done but the waiter)
                 pending.discard(fut)
                 key = owner.pop(fut)
                 self.running[key] -= 1

@@ -12,6 +12,8 @@ from protocol.deals import deal
 from protocol.fairness import commitment
 from protocol.game import GameState, state_class
 from protocol.messages import (
+    EndReason,
+    ErrorCode,
     PlayerStatus,
     Progress,
     Reveal,
@@ -35,7 +37,7 @@ make a few hundred, the bots give up by 1,500)."""
 class RaceError(Exception):
     """A move the race refuses: ``code`` is the protocol error code."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -109,7 +111,7 @@ class Race:
         self.wall_started: float | None = None
         """Unix time of the start, for the public record."""
         self.ended_at: float | None = None
-        self.end_reason: str | None = None
+        self.end_reason: EndReason | None = None
         self.paused_ms = 0
         """Time the server was down during this race (restarts): charged to nobody."""
         self.idle_due = 0.0
@@ -249,7 +251,7 @@ class Race:
 
     # -- the end ------------------------------------------------------------------------
 
-    def check_end(self, now: float) -> str | None:
+    def check_end(self, now: float) -> EndReason | None:
         """Why the race ends now (``all_done``, ``time_up``), or None while it goes on."""
         if not self.running:
             return None
@@ -260,7 +262,7 @@ class Race:
             return "time_up"
         return None
 
-    def end(self, now: float, reason: str) -> None:
+    def end(self, now: float, reason: EndReason) -> None:
         if self.ended_at is None:
             if self.started_at is None:
                 self.started_at = now

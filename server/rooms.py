@@ -14,7 +14,9 @@ from protocol.config import GameConfig
 from protocol.messages import (
     Member,
     RaceOver,
+    Role,
     RoomInfo,
+    RoomState,
     RoomSummary,
     Settings,
 )
@@ -64,7 +66,7 @@ def token_hash(token: str) -> str:
 class MemberState:
     id: int
     name: str
-    role: str
+    role: Role
     token_hash: str
     """sha256 of the seat's token: the token itself is given to its holder once, never kept."""
     joined_at: float
@@ -92,7 +94,7 @@ class Room:
         self.created = now
         self.members: dict[int, MemberState] = {}
         self.host: int | None = None
-        self.state = "lobby"
+        self.state: RoomState = "lobby"
         self.race: Race | None = None
         self.countdown_end: float | None = None
         self.next_id = 1
@@ -118,7 +120,7 @@ class Room:
     def spectators(self) -> list[MemberState]:
         return [m for m in self.members.values() if m.role == "spectator"]
 
-    def add(self, name: str, role: str, now: float, bot: bool = False) -> tuple[MemberState, str]:
+    def add(self, name: str, role: Role, now: float, bot: bool = False) -> tuple[MemberState, str]:
         """A new member, and the secret token of their seat (for their ``joined`` only)."""
         token = secrets.token_urlsafe(24)
         member = MemberState(self.next_id, name, role, token_hash(token), now, bot=bot)
@@ -189,13 +191,13 @@ class Room:
         race = self.race
         return RoomInfo(
             code=self.code,
-            state=self.state,  # type: ignore[arg-type]
+            state=self.state,
             settings=self.public_settings(),
             members=[
                 Member(
                     id=m.id,
                     name=m.name,
-                    role=m.role,  # type: ignore[arg-type]
+                    role=m.role,
                     ready=m.ready,
                     connected=m.conn is not None,
                     host=m.id == self.host,
@@ -211,7 +213,7 @@ class Room:
     def summary(self) -> RoomSummary:
         return RoomSummary(
             code=self.code,
-            state=self.state,  # type: ignore[arg-type]
+            state=self.state,
             title=self.config.title,
             mode=self.settings.mode,
             players=len(self.players()),

@@ -207,3 +207,28 @@ async def test_app_reconnects_and_resumes() -> None:
             members = {m.name: m.connected for m in app.model.room.members}  # type: ignore[union-attr]
             assert members["Ann"] is True
             await bob.close()
+
+
+async def test_a_redraw_once_the_app_is_gone_does_nothing() -> None:
+    """The session may still call back once the app has quit (its reader, a reconnect): the
+    redraw is then a no-op.  (The guard tested ``App.is_mounted``, a method: always true, so
+    the app drew on its closed screens, and raised outside its context.)"""
+    async with running_server() as server:
+        app = RaceApp(
+            Plan(action="host", name="Ann", url=server.url, settings=Settings(game="st-helena"))
+        )
+        drawn: list[str] = []
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            assert "Ann" in text_of(app, "#board")  # drawn while it runs
+        app._draw = lambda: drawn.append("after quitting")  # type: ignore[method-assign]
+        session = app.session
+        assert session is not None
+        session.on_change()
+        app.refresh_view()
+        assert drawn == []
+    # nor before it runs (nothing to draw on yet)
+    never_run = RaceApp(Plan(action="host", name="Ann", url="ws://127.0.0.1:9/"))
+    never_run._draw = lambda: drawn.append("before running")  # type: ignore[method-assign]
+    never_run.refresh_view()
+    assert drawn == []

@@ -161,7 +161,7 @@ def search(
     by value, then by length (shorter first).
     """
     base = value(root)
-    best_score = base
+    best_score: float = base
     best: list[Move] = []
     root_empties = sum(1 for p in root.piles if not p)
     fill_key: tuple[int, float] | None = None

@@ -290,15 +290,16 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
         return _fill(s, legal, memory, params, rng)
 
     endgame = ENDGAME.get((level, suits))
-    late = endgame is not None and len(s.stock) <= endgame[0]
-    if late and not endgame[1].keep_margin:
-        plan = solver_plan(s, rng, memory, endgame[1])
+    # the endgame's solver, once the stock is down to its number of cards
+    late = endgame[1] if endgame is not None and len(s.stock) <= endgame[0] else None
+    if late is not None and not late.keep_margin:
+        plan = solver_plan(s, rng, memory, late)
         if plan:
             return memory.follow(s, plan)
 
     plan, found = widening_search(s, spider_value, spider_moves, params, rng, memory, base)
-    if late and endgame[1].keep_margin:
-        weighed = second_opinion(s, plan or found.reveal, rng, memory, endgame[1])
+    if late is not None and late.keep_margin:
+        weighed = second_opinion(s, plan or found.reveal, rng, memory, late)
         if weighed:
             return memory.follow(s, weighed)
     if plan:

@@ -56,7 +56,7 @@ class HelenaDomain:
         piles = tuple(tuple(p) for p in state.piles)
         found = tuple(f[-1] for f in state.foundations)
         s = (piles, found, state.redeals_left, 0, state.stock_dealt, 0)
-        self.start: State = (*s[:5], self._value(s))  # type: ignore[assignment]
+        self.start: State = (*s[:5], self._value(s))
 
     def _first(self, redeals: int) -> bool:
         return not self.louis and redeals == 2
@@ -163,7 +163,7 @@ class HelenaDomain:
         elif redeals:
             pack = [c for p in piles for c in p]
             pack.reverse()
-            lp = tuple(tuple(pack[k::PILES]) for k in range(PILES))
-            child = self._make(lp, found, redeals - 1, taken, dealt)
+            dealt_again = tuple(tuple(pack[k::PILES]) for k in range(PILES))
+            child = self._make(dealt_again, found, redeals - 1, taken, dealt)
             out.append((child[5], REDEAL, child))
         return iter(out)

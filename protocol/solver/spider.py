@@ -153,9 +153,9 @@ class SpiderDomain:
                 v = value - pv(p, d) + pv(np_, nd) + W_FOUND
                 lp = list(piles)
                 lp[i] = np_
-                ld = list(down)
-                ld[i] = nd
-                yield v, Move(Kind.FOUNDATION, i, -1), (tuple(lp), tuple(ld), dealt, found + 1, v)
+                l2 = list(down)
+                l2[i] = nd
+                yield v, Move(Kind.FOUNDATION, i, -1), (tuple(lp), tuple(l2), dealt, found + 1, v)
                 if not complete:
                     return
         empties = [i for i, p in enumerate(piles) if not p]
