@@ -209,6 +209,8 @@ class RaceApp(App[None]):
         self.lost_at: float | None = None
         """When the connection was lost (``time.monotonic``), while it is."""
         self.failed: str | None = None
+        self.farewell: str | None = None
+        """Said on the terminal after the app is gone (how to take back a seat left)."""
         self.join_hint: str | None = None
         """A command that joins this room from another terminal (set once in the room)."""
         self.grid: render.Grid | None = None
@@ -471,9 +473,8 @@ class RaceApp(App[None]):
             elif self.model.role == "spectator":
                 self.model.status = "Quit? Press q again (you stop watching)."
             else:
-                self.model.status = (
-                    "Quit? Press q again (your seat is kept for a while: join again to resume)."
-                )
+                back = f"{self.join_hint} takes it back" if self.join_hint else "join again"
+                self.model.status = f"Quit? Press q again (your seat is kept for a while: {back})."
             self.refresh_view()
             return
         self.quit_armed = False
@@ -774,6 +775,15 @@ class RaceApp(App[None]):
 
     async def shutdown(self) -> None:
         session = self.session
+        if (
+            session is not None
+            and session.remember
+            and self.join_hint
+            and self.model.role == "player"
+            and self.model.phase in ("countdown", "racing")
+        ):
+            # the seat stays for a while, and the way back is a code the screen no longer shows
+            self.farewell = f"Your seat is kept for a while: {self.join_hint} takes it back."
         if session is not None:
             # a spectator leaves at once: nothing of theirs is kept (they stayed a minute as a
             # ghost in the lobby's Watching list, and their name with them)

@@ -284,6 +284,8 @@ def run_app(plan: object) -> int:
     if app.failed:
         print(f"patience-race: {clean(app.failed)}", file=sys.stderr)
         return 1
+    if app.farewell:
+        print(clean(app.farewell))
     return app.return_code or 0  # 1 when the app stopped on an error (Textual printed it)
 
 

@@ -106,9 +106,17 @@ class RaceModel:
 
     def say(self, message: str) -> None:
         """A thing that happened: into the log and the status line."""
-        self.log.append(message)
+        self.say_all([message])
+
+    def say_all(self, messages: list[str]) -> None:
+        """Things that happened at once (one room update): each into the log, all of them on the
+        status line, the first first (the status line shows one line: the last alone lost "you
+        are the host now" behind "Ann left")."""
+        if not messages:
+            return
+        self.log.extend(messages)
         del self.log[:-50]
-        self.status = message
+        self.status = "; ".join(messages)
 
     # -- events ---------------------------------------------------------------------------
 
@@ -132,8 +140,7 @@ class RaceModel:
         self.bots |= {m.id for m in room.members if m.bot}  # a bot gone is still one
         if old is not None and old.code == room.code:
             released = {p.id for p in self.progress if p.status == "disconnected"}
-            for message in room_changes(old, room, self.you, released, self.removed):
-                self.say(message)
+            self.say_all(room_changes(old, room, self.you, released, self.removed))
         self.room = room
         me = self.me_member(room)
         if me is not None:
@@ -449,12 +456,17 @@ def room_changes(
             out.append(f"{name} asks for a rematch")
     was_host = next((mid for mid, m in before.items() if m.host), None)
     host = next((mid for mid, m in after.items() if m.host), None)
+    told: set[int] = set()
     if host != was_host and host == you and was_host is not None:
-        out.append(
-            "You are the host now: s starts the race, g o v m t u + - p w change it, k removes"
-        )
+        # first, and with why: the keys that run the room are now yours
+        keys = "s starts the race, g o v m t u + - p w change it, k removes"
+        if was_host not in after:
+            told.add(was_host)
+            out.insert(0, f"{safe(before[was_host].name)} left: you are the host now: {keys}")
+        else:
+            out.insert(0, f"You are the host now: {keys}")
     for mid, m in before.items():
-        if mid not in after and mid != you:
+        if mid not in after and mid != you and mid not in told:
             out.append(
                 f"You removed {safe(m.name)} from the room"
                 if mid in removed

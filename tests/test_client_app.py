@@ -11,6 +11,7 @@ from client.app import Plan, RaceApp
 from client.keys import Keys
 from client.model import RaceModel
 from client.net import Connection
+from client.session import join_command
 from protocol.config import GameConfig
 from protocol.game import new_game
 from protocol.messages import JoinRoom, MoveCmd, Ready, Settings, WireMove
@@ -206,6 +207,13 @@ async def test_app_reconnects_and_resumes() -> None:
             assert app.model.state is not None and app.model.state.board() == board_before
             members = {m.name: m.connected for m in app.model.room.members}  # type: ignore[union-attr]
             assert members["Ann"] is True
+            # quitting mid-race keeps the seat: the way back is said, with the code the header
+            # no longer shows once its line is long, on screen and on the terminal afterwards
+            hint = join_command(app.model.room.code, server.url)  # type: ignore[union-attr]
+            await pilot.press("q")
+            assert f"your seat is kept for a while: {hint} takes it back" in app.model.status
+            await pilot.press("q")
+            assert app.farewell == f"Your seat is kept for a while: {hint} takes it back."
             await bob.close()
 
 

@@ -136,7 +136,13 @@ def test_room_changes_say_who_came_and_went() -> None:
     # the host leaves: whoever becomes host is told (their keys changed without a word)
     handed = room([member(2, "Bob", host=True)])
     said = room_changes(back, handed, you=2)
-    assert said[0].startswith("You are the host now") and "Ann left" in said
+    assert said[0].startswith("Ann left: you are the host now: s starts the race")
+    assert "Ann left" not in said  # said once, with why
+    # and the status line shows it, not only the last thing that happened at the same time
+    model = RaceModel(name="Bob", you=2, phase="results")
+    model.room = back
+    model.apply(RoomUpdate(room=room([member(2, "Bob", host=True), member(3, "Cy")])), 0.0)
+    assert model.status.startswith("Ann left: you are the host now") and "Cy joined" in model.status
     assert not any("host now" in m for m in room_changes(back, handed, you=3))
 
 
