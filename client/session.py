@@ -51,6 +51,7 @@ FINAL_CLOSES = {4403, 4409, 4426}
 
 CLOSE_RESTART = 1012
 RESTARTING = "Server restarting: reconnecting..."
+LOST = "Connection lost: reconnecting..."
 RESTART_RETRY_S = 1.0
 """How often a client tries again while its server restarts (any other loss: 0.5 s doubling
 to 10 s)."""
@@ -275,7 +276,7 @@ class Session:
                     return
                 restarting = self.restarting or exc.code == CLOSE_RESTART
                 lost = time.monotonic()
-                self.model.status = RESTARTING if restarting else "Connection lost: reconnecting..."
+                self.model.status = RESTARTING if restarting else LOST
                 self.on_change()
                 while not self.stopped:
                     # a server that said it is restarting is back in seconds and the race's
@@ -329,7 +330,10 @@ class Session:
             self.on_change()
             return False
         except (TimeoutError, Disconnected, OSError, InvalidHandshake):
-            self.model.status = RESTARTING if self.restarting else "Still reconnecting..."
+            if self.model.status == LOST:
+                self.model.status = "Still reconnecting..."
+            # anything else said meanwhile stays (a key typed: "not sent"; the restart): each
+            # try, every second during a restart, put its own line over it
             self.on_change()
             return False
         assert isinstance(snap, Snapshot)

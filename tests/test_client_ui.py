@@ -19,6 +19,8 @@ from protocol.messages import (
     WireMove,
 )
 from protocol.moves import Kind
+from server.app import RaceServer
+from server.store import Store
 
 from .server_helpers import fast_limits, running_server
 from .test_client_app import text_of, wait_until
@@ -570,6 +572,26 @@ async def test_a_key_typed_while_not_connected_is_said() -> None:
             assert "Not connected: that key was not sent" in app.model.status
             assert app.model.state.moves == 0  # type: ignore[union-attr]
             app.session.connected = True
+
+
+async def test_the_key_not_sent_stays_said_while_the_tries_go_on() -> None:
+    """The server goes away for real: a key typed says it was not sent, and the tries to
+    reconnect (every second or so) do not write over it (the trial never saw it)."""
+    server = RaceServer("127.0.0.1", 0, limits=fast_limits(), store=Store(":memory:"))
+    await server.start()
+    app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1_DEAL1))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: app.model.room is not None)
+        await pilot.press("s")
+        await wait_until(pilot, lambda: app.model.phase == "racing" and app.model.state)
+        await server.stop()
+        await wait_until(pilot, lambda: app.session is not None and not app.session.connected)
+        await pilot.pause(1.0)  # a try or two, refused
+        await pilot.press("d")
+        assert "Not connected: that key was not sent" in app.model.status
+        await pilot.pause(2.5)  # more tries
+        assert "Not connected: that key was not sent" in app.model.status
+        assert app.model.state.moves == 0  # type: ignore[union-attr]
 
 
 async def test_the_host_can_remove_anyone_past_the_first_ten() -> None:
