@@ -503,6 +503,22 @@ class RaceServer:
             elif pipe.over_since is not None and now - pipe.over_since >= timeout:
                 self._cut(cid, ws, "output not read: the connection is too slow")
 
+    @property
+    def output_ceiling(self) -> int:
+        """Bytes a connection's socket buffer may hold at most (its share of the send buffer
+        and of the queue): past it the peer is not reading and is cut at once."""
+        return self.limits.send_buffer + self.limits.max_pending_bytes
+
+    def _overflowed(self, ws: ServerConnection) -> None:
+        """``ws``'s socket buffer went past :attr:`output_ceiling` by what its own frames made
+        the server write (pongs): cut it."""
+        cid = next((c for c, w in self.sockets.items() if w is ws), None)
+        if cid is None:  # still in its handshake (or gone): nothing to tell anyone
+            self.hub.count("refused_opening")
+            ws.transport.abort()
+            return
+        self._cut(cid, ws, "too much output waiting: the connection does not read")
+
     def _cut(self, cid: int, ws: ServerConnection, reason: str) -> None:
         """Close a connection that does not read: a close frame goes after what is buffered
         (the peer will not read it), and the socket is dropped at once with everything waiting."""
@@ -561,6 +577,14 @@ class RaceServer:
             def connection_lost(self, exc: Exception | None) -> None:
                 app._opened(self)
                 super().connection_lost(exc)
+
+            def data_received(self, data: bytes) -> None:
+                super().data_received(data)
+                # what the peer's own frames make us write (a pong to each ping, a close)
+                # goes straight to the socket, past the output queue and its bound: a peer
+                # that pings without reading grew the buffer by 20 MB a second, for ever
+                if self.transport.get_write_buffer_size() > app.output_ceiling:
+                    app._overflowed(self)
 
         return Connection
 

@@ -135,6 +135,64 @@ async def test_never_reading_clients_are_cut_and_output_stays_bounded() -> None:
         await close_all(conns)
 
 
+def _ping_flood(port: int, seconds: float) -> tuple[int, str]:
+    """A raw client: the handshake, hello, then WebSocket pings as fast as it can, never reading
+    (each ping makes the server write a pong).  (pings sent, how it ended)"""
+    import base64
+
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", port))
+    key = base64.b64encode(os.urandom(16))
+    s.sendall(
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: " + key + b"\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += s.recv(1)
+    assert b" 101 " in head.split(b"\r\n")[0]
+
+    def frame(opcode: int, payload: bytes) -> bytes:  # masked with a zero key: payload as is
+        return bytes([0x80 | opcode, 0x80 | len(payload)]) + b"\0\0\0\0" + payload
+
+    hello = pack({"type": "hello", "seq": 0, "version": PROTOCOL_VERSION})
+    s.sendall(frame(0x2, hello))
+    pings = frame(0x9, b"x" * 125) * 64
+    s.settimeout(2)
+    sent = 0
+    end = time.monotonic() + seconds
+    try:
+        while time.monotonic() < end:
+            s.sendall(pings)
+            sent += 64
+        return sent, "still open"
+    except OSError as exc:
+        return sent, type(exc).__name__
+    finally:
+        s.close()
+
+
+async def test_pings_from_a_peer_that_never_reads_are_bounded() -> None:
+    """A pong is written for each ping straight to the socket, past the output queue: a peer
+    that pings without reading grew the server's buffer by 20 MB a second until the idle
+    timeout.  Now it is cut as soon as the buffer passes the connection's bound."""
+    limits = tight_output(slow_timeout_s=3600.0)  # the bound cuts it, not the clock
+    async with running_server(limits) as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        flood = asyncio.create_task(asyncio.to_thread(_ping_flood, port, 20.0))
+        highest = 0
+        while not flood.done():
+            highest = max(highest, server.pending_bytes())
+            await asyncio.sleep(0.01)
+        sent, ended = await flood
+        assert ended != "still open", f"{sent} pings and never cut"
+        assert server.slow_closes == 1
+        # the buffer never held much more than the bound (one read's worth of pongs past it)
+        assert highest <= limits.send_buffer + limits.max_pending_bytes + 64 * 1024
+        await eventually(lambda: not server.sockets)
+
+
 async def test_the_server_stops_with_a_never_reading_client_backed_up() -> None:
     """Its closing handshake would wait behind its full buffer for ever: it is cut instead."""
     limits = tight_output(slow_timeout_s=3600.0, max_pending_bytes=10**7, max_pending_frames=10**5)
