@@ -330,9 +330,11 @@ class RaceServer:
         peer = str(ws.remote_address[0]) if ws.remote_address else ""
         if not self._is_trusted(peer):
             return budget_key(peer)
-        forwarded = request.headers.get("X-Forwarded-For", "") if request is not None else ""
-        # the proxy overwrites the header; if a chain was passed along, the last hop is the proxy's view
-        candidate = forwarded.split(",")[-1].strip()
+        # the proxy overwrites the header; if a chain was passed along, the last hop is the
+        # proxy's view; a proxy that adds its own line beside the client's (HAProxy's option
+        # forwardfor) sends the header twice: the last line is the proxy's (get() raised on it)
+        lines = request.headers.get_all("X-Forwarded-For") if request is not None else []
+        candidate = lines[-1].split(",")[-1].strip() if lines else ""
         try:
             return budget_key(str(ipaddress.ip_address(candidate)))
         except ValueError:

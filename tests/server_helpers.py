@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import itertools
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -269,11 +269,15 @@ async def raw_client(url: str, hello: bool = True) -> AsyncIterator[ClientConnec
 # -- HTTP on the same port ---------------------------------------------------------------------
 
 
-async def http_get(server: RaceServer, path: str) -> tuple[int, dict[str, str], bytes]:
+async def http_get(
+    server: RaceServer, path: str, send: Sequence[tuple[str, str]] = ()
+) -> tuple[int, dict[str, str], bytes]:
+    """GET ``path`` (with the request headers ``send``): status, headers (lower case), body."""
     reader, writer = await asyncio.open_connection(server.host, server.port)
     try:
+        extra = "".join(f"{k}: {v}\r\n" for k, v in send)
         writer.write(
-            f"GET {path} HTTP/1.1\r\nHost: {server.host}:{server.port}\r\n"
+            f"GET {path} HTTP/1.1\r\nHost: {server.host}:{server.port}\r\n{extra}"
             "Connection: close\r\n\r\n".encode()
         )
         await writer.drain()

@@ -13,7 +13,7 @@ from server.hub import Hub
 from server.limits import Limits, budget_key
 from server.store import Store
 
-from .server_helpers import fast_limits
+from .server_helpers import fast_limits, http_get
 
 
 def test_hub_limits_connections_per_address() -> None:
@@ -27,7 +27,7 @@ def test_hub_limits_connections_per_address() -> None:
     assert hub.connect(1.0, "203.0.113.5") is not None  # a place came free
 
 
-async def _peer_seen(server: RaceServer, headers: dict[str, str]) -> str:
+async def _peer_seen(server: RaceServer, headers: dict[str, str] | list[tuple[str, str]]) -> str:
     async with connect(server.url, additional_headers=headers) as ws:
         await ws.send(encode(Hello(seq=0, version=PROTOCOL_VERSION)))
         await ws.recv()
@@ -57,6 +57,27 @@ async def test_forwarded_address_only_from_a_trusted_proxy(
     await server.start()
     try:
         assert await _peer_seen(server, {"X-Forwarded-For": header}) == seen
+    finally:
+        await server.stop()
+
+
+async def test_a_forwarded_header_sent_twice_takes_the_proxys_line() -> None:
+    """A proxy that adds its own X-Forwarded-For line beside the client's (HAProxy's option
+    forwardfor): the last line is the proxy's.  Reading it closed the connection with 1011 and
+    logged a traceback each time."""
+    server = RaceServer(
+        "127.0.0.1",
+        0,
+        limits=fast_limits(),
+        store=Store(":memory:"),
+        trusted_proxies=("127.0.0.1",),
+    )
+    await server.start()
+    try:
+        headers = [("X-Forwarded-For", "6.6.6.6"), ("X-Forwarded-For", "203.0.113.9")]
+        assert await _peer_seen(server, headers) == "203.0.113.9"
+        status, _, _ = await http_get(server, "/races/abc", send=headers)
+        assert status == 404
     finally:
         await server.stop()
 
