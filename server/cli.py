@@ -197,6 +197,13 @@ def build_parser() -> argparse.ArgumentParser:
         _above(0),
     )
     opt(
+        "resumes-per-minute",
+        round(limits.resume_rate * 60, 3),
+        "seats one client address may take back a minute, on average (bursts of 60)",
+        _number,
+        _above(0),
+    )
+    opt(
         "races-per-minute",
         round(limits.race_rate * 60, 3),
         "races the rooms one client address opened may start a minute, on average (bursts of 20)",
@@ -429,6 +436,7 @@ def _main(argv: Sequence[str] | None) -> int:
         room_create_rate=args.rooms_per_minute / 60,
         join_rate=args.joins_per_minute / 60,
         race_rate=args.races_per_minute / 60,
+        resume_rate=args.resumes_per_minute / 60,
         max_connections=args.max_connections,
         max_per_address=args.max_per_address,
         rate=args.rate,

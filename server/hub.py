@@ -48,6 +48,7 @@ from protocol.messages import (
     Resume,
     Role,
     RoomList,
+    RoomSummary,
     RoomUpdate,
     Settings,
     Snapshot,
@@ -89,6 +90,14 @@ __all__ = ["Hub", "MemberState", "Room", "check_name", "display_code", "normaliz
 log = logging.getLogger("patience_race.server")
 
 
+MAX_LISTED = 100
+"""Public rooms in one list."""
+ROOM_LIST_S = 1.0
+"""How long a list of the public rooms is given out again before it is made anew."""
+RECORD_MISS_BYTES = 16 * 1024
+"""What a race-record lookup that finds nothing costs its address's record budget."""
+
+
 def check_name(name: str) -> str:
     """``name`` normalized (``protocol.names``), or ``bad_name`` saying what is wrong with it."""
     try:
@@ -121,6 +130,8 @@ class Hub(RaceLifecycle):
         self.conns: dict[int, Conn] = {}
         self.per_address: dict[str, int] = {}
         self.rooms_per_address: dict[str, int] = {}
+        self._rooms_listed: tuple[float, list[RoomSummary]] = (-1.0, [])
+        """When the public rooms were last listed, and the list (:meth:`_public_rooms`)."""
         self.room_buckets: OrderedDict[str, TokenBucket] = OrderedDict()
         """Each address's budgets for creating rooms, joining them and starting races; bounded
         (:meth:`_room_bucket`)."""
@@ -221,9 +232,12 @@ class Hub(RaceLifecycle):
             if conn.limited >= self.limits.max_limited:
                 out.close(cid, CLOSE_FLOOD, "flooding")
             return out
-        if not isinstance(cmd, Command):
+        if not isinstance(cmd, Command):  # (docs/protocol.md: bad_message, with its seq)
             return self.bad_input(
-                cid, "unknown_type", f"{cmd.type} is a server event, not a command"
+                cid,
+                "bad_message",
+                f"{cmd.type} is a server event, not a command",
+                getattr(cmd, "seq", None),
             )
         if not conn.hello and not isinstance(cmd, Hello):
             return self.bad_input(
@@ -231,12 +245,12 @@ class Hub(RaceLifecycle):
             )
         cache = conn.member.seqs if conn.member else conn.seqs
         again = cache.get(cmd.seq)
-        if again is not None:
+        if again:
             for frame in again:
                 out.send(cid, frame)
             self.count("commands_repeated")
             return out
-        if cmd.seq <= cache.highest:
+        if again is None and cmd.seq <= cache.highest:
             out.send(
                 cid,
                 Error(
@@ -256,12 +270,17 @@ class Hub(RaceLifecycle):
         except Redirected as exc:
             out.reply(cid, Redirect(seq=cmd.seq, code=exc.code, node=exc.node, url=exc.url))
             self.count("redirected")
-        frames = tuple(out.frame(e) for e in out.replies)
+        if isinstance(cmd, ListRooms | GetRace):
+            # read-only and safe to run again: a repeat of its number is answered afresh, and
+            # its answer (a list of rooms, a whole race record) is not kept 16 times over
+            frames: tuple[bytes, ...] = ()
+        else:
+            frames = tuple(out.frame(e) for e in out.replies)
         cache.put(cmd.seq, frames)
         member = conn.member
         if self.live is not None and member is not None and conn.room is not None:
             # answers carrying a token or a whole snapshot are not written down, only their number
-            keep = not isinstance(cmd, CreateRoom | JoinRoom | Resume)
+            keep = not isinstance(cmd, CreateRoom | JoinRoom | Resume) and bool(frames)
             self.live.answer(conn.room.code, member.id, cmd.seq, frames if keep else None)
         if isinstance(cmd, CreateRoom | JoinRoom) and conn.member is not None:
             # a new seat: its numbers go on from this connection's, so that a create or join
@@ -348,6 +367,7 @@ class Hub(RaceLifecycle):
         code = self._new_code()
         room = Room(code, cmd.settings, config, now, owner=peer)
         self.rooms[code] = room
+        self._rooms_listed = (-1.0, [])  # a new room is listed at once
         if peer:
             self.rooms_per_address[peer] = self.rooms_per_address.get(peer, 0) + 1
         member, token = room.add(name, "player", now)
@@ -360,7 +380,7 @@ class Hub(RaceLifecycle):
         )
 
     def _room_bucket(
-        self, peer: str, now: float, kind: Literal["rooms", "joins", "races"] = "rooms"
+        self, peer: str, now: float, kind: Literal["rooms", "joins", "resumes", "races"] = "rooms"
     ) -> TokenBucket:
         """``peer``'s budget for creating rooms, joining them or starting races in the rooms it
         created.  A bucket that has refilled holds nothing worth keeping, so the table is
@@ -372,6 +392,7 @@ class Hub(RaceLifecycle):
             rate, burst = {
                 "rooms": (limits.room_create_rate, limits.room_create_burst),
                 "joins": (limits.join_rate, limits.join_burst),
+                "resumes": (limits.resume_rate, limits.resume_burst),
                 "races": (limits.race_rate, limits.race_burst),
             }[kind]
             bucket = TokenBucket(rate, burst, now)
@@ -401,12 +422,14 @@ class Hub(RaceLifecycle):
     def _join_room(self, conn: Conn, cmd: JoinRoom, now: float, out: Outbox) -> None:
         if conn.room is not None:
             raise CommandError("already_in_room", "leave your room first")
-        room = self._room(cmd.code)
+        # the budget is charged before the code is looked up: a wrong code costs as much as a
+        # right one (misses were free: 550 guesses a second at private codes from one address)
         if conn.peer and not self._room_bucket(conn.peer, now, "joins").take(now):
             self.count("joins_refused_rate")
             raise CommandError(
                 "rate_limited", "your address is joining rooms too fast: wait a little"
             )
+        room = self._room(cmd.code)
         until = room.kept_out(conn.peer, now)
         if until is not None:
             raise CommandError(
@@ -436,10 +459,27 @@ class Hub(RaceLifecycle):
         self._room_update(room, out, skip=member.id)
 
     def _resume(self, conn: Conn, cmd: Resume, now: float, out: Outbox) -> None:
-        room = self._room(cmd.code)
-        member = room.holder(cmd.token)
-        if member is None:
-            raise CommandError("bad_token", "that token holds no seat in this room")
+        peer = conn.peer
+        if peer and (
+            not self._room_bucket(peer, now, "resumes").take(now)
+            or self._room_bucket(peer, now, "joins").wait(now)
+        ):
+            # each resume tells the whole room (a room event): 300 a second from one address
+            # got the others cut for not reading fast enough; and a resume that misses is a
+            # guess at a code or a token, charged as a join is (below)
+            self.count("resumes_refused_rate")
+            raise CommandError(
+                "rate_limited", "your address is taking seats back too fast: wait a little"
+            )
+        try:
+            room = self._room(cmd.code)
+            member = room.holder(cmd.token)
+            if member is None:
+                raise CommandError("bad_token", "that token holds no seat in this room")
+        except CommandError:
+            if peer:
+                self._room_bucket(peer, now, "joins").take(now)
+            raise
         if conn.room is not None and conn.member is not member:
             raise CommandError("already_in_room", "leave your room first")
         if member.conn is not None and member.conn != conn.id:
@@ -458,10 +498,25 @@ class Hub(RaceLifecycle):
         self._room_update(room, out, skip=member.id)
 
     def _list_rooms(self, conn: Conn, cmd: ListRooms, now: float, out: Outbox) -> None:
-        rooms = [r.summary() for r in self.rooms.values() if not r.settings.private][:100]
-        if self.cluster is not None and len(rooms) < 100:
-            rooms += self.cluster.remote_summaries(100 - len(rooms))
-        out.reply(conn.id, RoomList(seq=cmd.seq, rooms=rooms))
+        out.reply(conn.id, RoomList(seq=cmd.seq, rooms=self._public_rooms(now)))
+
+    def _public_rooms(self, now: float) -> list[RoomSummary]:
+        """The first 100 public rooms, made at most once a second, and again when a room opens or
+        closes (players and states a second old are as good to a person; made for each call from
+        every room, the list let one address saturate a core)."""
+        made, rooms = self._rooms_listed
+        if now - made < ROOM_LIST_S and made >= 0:
+            return rooms
+        rooms = []
+        for r in self.rooms.values():
+            if not r.settings.private:
+                rooms.append(r.summary())
+                if len(rooms) >= MAX_LISTED:
+                    break
+        if self.cluster is not None and len(rooms) < MAX_LISTED:
+            rooms += self.cluster.remote_summaries(MAX_LISTED - len(rooms))
+        self._rooms_listed = (now, rooms)
+        return rooms
 
     def _leave(self, conn: Conn, cmd: Leave, now: float, out: Outbox) -> None:
         room, member = self._membership(conn)
@@ -546,6 +601,8 @@ class Hub(RaceLifecycle):
         if room.state == "countdown":
             self._stop_countdown(room, member, out)
         room.config = config
+        if room.settings.private != cmd.settings.private:
+            self._rooms_listed = (-1.0, [])  # a room gone private leaves the list at once
         room.settings = cmd.settings
         for m in room.members.values():
             m.ready = False
@@ -595,6 +652,8 @@ class Hub(RaceLifecycle):
             if held is not None:
                 raise Redirected(cmd.race_id, *held)
         if entry is None:
+            # a lookup that finds nothing still read the database: charged as a small record
+            self.record_budget.take(conn.peer, RECORD_MISS_BYTES, now)
             raise CommandError("race_not_found", f"no finished race {cmd.race_id[:64]!r}")
         frame = entry.frame(cmd.seq)
         if len(frame) > MAX_EVENT_FRAME:
@@ -900,6 +959,7 @@ class Hub(RaceLifecycle):
             for sid in room.race.seats:
                 room.race.drop(sid, "left", now)
             self._check_end(room, now, out)
+        self._rooms_listed = (-1.0, [])  # and a room gone is gone from the list at once
         if self.rooms.pop(room.code, None) is None:
             return
         if self.live is not None:

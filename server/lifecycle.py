@@ -67,7 +67,10 @@ class RaceLifecycle:
         def count(self, name: str, by: int = 1) -> None: ...
 
         def _room_bucket(
-            self, peer: str, now: float, kind: Literal["rooms", "joins", "races"] = "rooms"
+            self,
+            peer: str,
+            now: float,
+            kind: Literal["rooms", "joins", "resumes", "races"] = "rooms",
         ) -> TokenBucket: ...
 
         def _membership(self, conn: Conn) -> tuple[Room, MemberState]: ...

@@ -42,6 +42,10 @@ class Limits:
     for ``keep_days``..."""
     race_burst: int = 20
     """...with this many at once."""
+    resume_rate: float = 1.0
+    """Seats one address may take back a second, on average (a resume tells the whole room)..."""
+    resume_burst: int = 60
+    """...with this many at once (a class behind one address, back after a restart)."""
     keep_days: float = 30.0
     """Races (finished or not) older than this are deleted, with their moves; 0 keeps all."""
     abandoned_s: float = 10.0

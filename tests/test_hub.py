@@ -510,7 +510,9 @@ def test_bad_input_closes_after_max_bad_and_hello_first_counts() -> None:
             d, Welcome(seq=1, version="1.0", server="x", max_frame=1, rate=1.0, burst=1), h.now
         )
     )
-    assert h.inbox[d][-1].code == "unknown_type"  # type: ignore[union-attr]
+    # as docs/protocol.md says: bad_message, answered with its seq (it was unknown_type, no seq)
+    refused = h.inbox[d][-1]
+    assert isinstance(refused, Error) and (refused.code, refused.seq) == ("bad_message", 1)
 
 
 def test_version_mismatch_is_refused_and_closed() -> None:
@@ -772,6 +774,92 @@ def test_joining_rooms_has_a_budget_per_address() -> None:
     assert all(isinstance(a, Error) and a.code == "rate_limited" for a in answers[5:])
     h.tick(2.0)  # one more a two seconds
     assert isinstance(h.cmd(mal, JoinRoom(seq=0, code=joined.room.code, name="Mal")), Joined)
+
+
+def _peer(h: Harness, address: str) -> int:
+    cid = h.hub.connect(h.now, address)
+    assert cid is not None
+    h.cmd(cid, Hello(seq=0, version=PROTOCOL_VERSION))
+    return cid
+
+
+def test_a_wrong_code_costs_a_join_and_a_wrong_resume_too() -> None:
+    """Misses were free: one address guessed private codes 550 times a second.  Now every join
+    is charged before the code is looked up, and a resume that misses (no such room, a token
+    that holds no seat) is charged as a join; an address out of joins cannot resume either."""
+    h = Harness(join_rate=0.5, join_burst=4)
+    code, (_ann,), (_joined,) = h.room(Settings(private=True), "Ann")
+    mal = _peer(h, "198.51.100.7")
+    answers = [h.cmd(mal, JoinRoom(seq=0, code="ZZZZZZZZ", name="Mal")) for _ in range(2)]
+    answers += [h.cmd(mal, Resume(seq=0, code="ZZZZZZZZ", token="x" * 43)) for _ in range(2)]
+    assert [a.code for a in answers] == ["room_not_found"] * 4  # type: ignore[union-attr]
+    late = h.cmd(mal, JoinRoom(seq=0, code=code, name="Mal"))  # the right code, too late
+    assert isinstance(late, Error) and late.code == "rate_limited"
+    again = h.cmd(mal, Resume(seq=0, code=code, token="x" * 43))
+    assert isinstance(again, Error) and again.code == "rate_limited"
+    h.tick(2.0)  # one join back
+    assert isinstance(h.cmd(mal, JoinRoom(seq=0, code=code, name="Mal")), Joined)
+    # a resume that finds its seat costs no join
+    h2 = Harness(join_rate=0.5, join_burst=1)
+    code2, (_bob,), (jb,) = h2.room(None, "Bob")
+    for _ in range(3):
+        again_bob = _peer(h2, "203.0.113.9")
+        assert isinstance(h2.cmd(again_bob, Resume(seq=0, code=code2, token=jb.token)), Snapshot)
+
+
+def test_taking_seats_back_has_a_budget_per_address() -> None:
+    """Each resume tells the whole room: 300 a second from one address got the others cut for
+    not reading fast enough."""
+    h = Harness(resume_rate=1.0, resume_burst=3)
+    code, (_ann, _bob), (_ja, jb) = h.room(None, "Ann", "Bob")
+    answers = []
+    for _ in range(5):
+        again = _peer(h, "198.51.100.7")
+        answers.append(h.cmd(again, Resume(seq=0, code=code, token=jb.token)))
+    assert [type(a).__name__ for a in answers] == ["Snapshot"] * 3 + ["Error"] * 2
+    assert answers[-1].code == "rate_limited"  # type: ignore[union-attr]
+    assert h.hub.metrics["resumes_refused_rate"] == 2
+    h.tick(1.0)
+    assert isinstance(
+        h.cmd(_peer(h, "198.51.100.7"), Resume(seq=0, code=code, token=jb.token)), Snapshot
+    )
+
+
+def test_the_public_list_is_made_once_a_second_but_opens_and_closes_at_once() -> None:
+    """Made for each call from every room, the list let one address saturate a core."""
+    h = Harness()
+    code, (_ann,), _ = h.room(None, "Ann")
+    eve = _peer(h, "198.51.100.7")
+    first = h.cmd(eve, ListRooms(seq=0))
+    assert isinstance(first, RoomList) and [r.players for r in first.rooms] == [1]
+    bob = _peer(h, "203.0.113.2")
+    h.cmd(bob, JoinRoom(seq=0, code=code, name="Bob"))
+    same = h.cmd(eve, ListRooms(seq=0))
+    assert isinstance(same, RoomList) and [r.players for r in same.rooms] == [1]  # a second old
+    code2, (cy,), _ = h.room(None, "Cy")  # a new room is there at once
+    opened = h.cmd(eve, ListRooms(seq=0))
+    assert isinstance(opened, RoomList) and {r.code for r in opened.rooms} == {code, code2}
+    h.cmd(cy, UpdateSettings(seq=0, settings=Settings(private=True)))  # and gone private at once
+    hidden = h.cmd(eve, ListRooms(seq=0))
+    assert isinstance(hidden, RoomList) and [r.code for r in hidden.rooms] == [code]
+    h.tick(1.0)
+    fresh = h.cmd(eve, ListRooms(seq=0))
+    assert isinstance(fresh, RoomList) and [r.players for r in fresh.rooms] == [2]
+
+
+def test_read_only_answers_are_not_kept_and_their_repeat_is_answered_afresh() -> None:
+    """A list of rooms or a whole race record kept 16 times per connection (and written to the
+    database for a seat) was memory outside every bound."""
+    h = Harness()
+    code, (ann,), _ = h.room(None, "Ann")
+    first = h.cmd(ann, ListRooms(seq=50))
+    assert isinstance(first, RoomList)
+    member = h.hub.rooms[code].members[1]
+    assert member.seqs.answers[50] == ()
+    again = h.cmd(ann, ListRooms(seq=50))  # the same number again: run again, not refused
+    assert isinstance(again, RoomList)
+    older = h.cmd(ann, ListRooms(seq=49))  # numbers still go up
+    assert isinstance(older, Error) and older.code == "bad_message"
 
 
 def test_starting_races_has_a_budget_per_address() -> None:

@@ -88,7 +88,7 @@ async def test_frames_that_cannot_be_read_are_refused_and_the_connection_stays()
                 "rate": 1.0,
                 "burst": 1,
             },
-            "unknown_type",
+            "bad_message",  # read as that event, which a client may not send
         )
         await still_open(ws)
         assert server.hub.rooms == {}
