@@ -49,7 +49,7 @@ def server_cmd() -> list[str]:
         sys.executable, "-m", "server.cli", "--port", "0", "--certified-deals", "0", "--db", ":memory:",
         "--log-level", "info", "--rate", "200", "--burst", "400", "--countdown-ms", "300",
         "--joins-per-minute", "600000", "--races-per-minute", "600000",
-        "--resumes-per-minute", "600000", "--loop", "asyncio",
+        "--resumes-per-minute", "600000", "--connects-per-second", "100000", "--loop", "asyncio",
     ]  # fmt: skip
 
 

@@ -94,6 +94,7 @@ def race_server_cmd(args: argparse.Namespace) -> list[str]:
         "--max-connections", "50000", "--max-per-address", "50000", "--max-rooms", "10000",
         "--max-rooms-per-address", "10000", "--rooms-per-minute", "600000",
         "--joins-per-minute", "600000", "--resumes-per-minute", "600000",
+        "--connects-per-second", "100000",
         "--races-per-minute", "600000",
         "--rate", "200", "--burst", "400", "--countdown-ms", "300",
         "--loop", args.loop,

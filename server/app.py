@@ -251,19 +251,19 @@ class RaceServer:
         peer = self.client_address(ws)
         cid = self.hub.connect(time.monotonic(), peer)
         if cid is None:
-            if self.hub.draining:
-                reason = "the server is restarting: try again in a moment"
-            else:
-                full = len(self.hub.conns) >= self.limits.max_connections
-                why = "server_full" if full else "too_many_connections"
+            why = self.hub.refused_why
+            n = self.limits.max_per_address
+            reason = {
+                "restarting": "the server is restarting: try again in a moment",
+                "server_full": "the server is full: try again later",
+                "connecting_too_fast": "your address opens connections too fast: wait a little",
+            }.get(
+                why,
+                f"your address already has {n} connection{'' if n == 1 else 's'} "
+                "open here, the most it may: close one",
+            )
+            if why != "restarting":
                 self.refusals.note(peer, why, time.monotonic(), CLOSE_FULL)
-                n = self.limits.max_per_address
-                reason = (
-                    "the server is full: try again later"
-                    if full
-                    else f"your address already has {n} connection{'' if n == 1 else 's'} "
-                    "open here, the most it may: close one"
-                )
             await ws.close(CLOSE_FULL, reason)
             self._count_close(CLOSE_FULL)
             return
@@ -607,13 +607,18 @@ class RaceServer:
         peer = "" if self._is_trusted(peer) else budget_key(peer)
         busy = len(self.hub.conns) + self.opening_total
         mine = self.hub.per_address.get(peer, 0) + self.opening.get(peer, 0) if peer else 0
-        if busy > limits.max_connections or (peer and mine > limits.max_per_address):
+        now = time.monotonic()
+        # an address out of its budget for new connections is dropped before its handshake
+        # (the budget itself is charged by the hub once the handshake is over)
+        fast = bool(peer) and self.hub._room_bucket(peer, now, "connects").wait(now) > 0
+        if busy > limits.max_connections or (peer and mine > limits.max_per_address) or fast:
             self.refused_early += 1
             self.hub.count("refused_opening")
-            full = busy > limits.max_connections
-            self.refusals.note(
-                peer, "server_full" if full else "too_many_connections", time.monotonic()
-            )
+            if busy > limits.max_connections:
+                why = "server_full"
+            else:
+                why = "connecting_too_fast" if fast else "too_many_connections"
+            self.refusals.note(peer, why, now)
             transport.abort()
             return
         ws.opening_key = peer  # type: ignore[attr-defined]

@@ -210,6 +210,13 @@ def build_parser() -> argparse.ArgumentParser:
         _number,
         _above(0),
     )
+    opt(
+        "connects-per-second",
+        limits.connect_rate,
+        "new connections one client address may open a second, on average (bursts of 100)",
+        _number,
+        _above(0),
+    )
     opt("max-connections", limits.max_connections, "connections open at once", int, _at_least(1))
     opt(
         "max-per-address",
@@ -437,6 +444,7 @@ def _main(argv: Sequence[str] | None) -> int:
         join_rate=args.joins_per_minute / 60,
         race_rate=args.races_per_minute / 60,
         resume_rate=args.resumes_per_minute / 60,
+        connect_rate=args.connects_per_second,
         max_connections=args.max_connections,
         max_per_address=args.max_per_address,
         rate=args.rate,

@@ -19,7 +19,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from protocol.config import ConfigError, GameConfig
 from protocol.messages import (
@@ -60,7 +60,7 @@ from protocol.names import BadName, clashes, normalize
 
 from .durable import LiveRooms, Unrevivable, revive_race_only, revive_room
 from .lifecycle import RaceLifecycle
-from .limits import Limits, TokenBucket
+from .limits import BudgetKind, Limits, TokenBucket
 from .outbox import (
     CLOSE_BAD_INPUT,
     CLOSE_FLOOD,
@@ -130,6 +130,8 @@ class Hub(RaceLifecycle):
         self.conns: dict[int, Conn] = {}
         self.per_address: dict[str, int] = {}
         self.rooms_per_address: dict[str, int] = {}
+        self.refused_why = ""
+        """Why :meth:`connect` last refused a connection."""
         self._rooms_listed: tuple[float, list[RoomSummary]] = (-1.0, [])
         """When the public rooms were last listed, and the list (:meth:`_public_rooms`)."""
         self.room_buckets: OrderedDict[str, TokenBucket] = OrderedDict()
@@ -159,11 +161,18 @@ class Hub(RaceLifecycle):
     # -- connections ------------------------------------------------------------------------
 
     def connect(self, now: float, peer: str = "") -> int | None:
-        """A new connection's id, or None if the server is full or draining."""
+        """A new connection's id, or None if the server is full or draining, or ``peer`` has as
+        many connections as it may or opens them too fast (:attr:`refused_why` says which)."""
         if self.draining or len(self.conns) >= self.limits.max_connections:
+            self.refused_why = "restarting" if self.draining else "server_full"
             return None
         if peer and self.per_address.get(peer, 0) >= self.limits.max_per_address:
             self.count("refused_per_address")
+            self.refused_why = "too_many_connections"
+            return None
+        if peer and not self._room_bucket(peer, now, "connects").take(now):
+            self.count("refused_connect_rate")
+            self.refused_why = "connecting_too_fast"
             return None
         if peer:
             self.per_address[peer] = self.per_address.get(peer, 0) + 1
@@ -379,11 +388,9 @@ class Hub(RaceLifecycle):
             Joined(seq=cmd.seq, you=member.id, role="player", token=token, room=room.info()),
         )
 
-    def _room_bucket(
-        self, peer: str, now: float, kind: Literal["rooms", "joins", "resumes", "races"] = "rooms"
-    ) -> TokenBucket:
-        """``peer``'s budget for creating rooms, joining them or starting races in the rooms it
-        created.  A bucket that has refilled holds nothing worth keeping, so the table is
+    def _room_bucket(self, peer: str, now: float, kind: BudgetKind = "rooms") -> TokenBucket:
+        """``peer``'s budget for creating rooms, joining them, taking seats back, starting races
+        in the rooms it created, or opening connections.  A bucket that has refilled holds nothing worth keeping, so the table is
         trimmed of the oldest ones past a bound."""
         key = peer if kind == "rooms" else f"{kind} {peer}"
         bucket = self.room_buckets.get(key)
@@ -393,6 +400,7 @@ class Hub(RaceLifecycle):
                 "rooms": (limits.room_create_rate, limits.room_create_burst),
                 "joins": (limits.join_rate, limits.join_burst),
                 "resumes": (limits.resume_rate, limits.resume_burst),
+                "connects": (limits.connect_rate, limits.connect_burst),
                 "races": (limits.race_rate, limits.race_burst),
             }[kind]
             bucket = TokenBucket(rate, burst, now)

@@ -15,7 +15,7 @@ import math
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from protocol.messages import (
     Ack,
@@ -35,7 +35,7 @@ from protocol.messages import (
     Start,
 )
 
-from .limits import Limits, TokenBucket
+from .limits import BudgetKind, Limits, TokenBucket
 from .outbox import CommandError, Conn, Outbox
 from .pool import DealPool
 from .race import Race, RaceError
@@ -70,7 +70,7 @@ class RaceLifecycle:
             self,
             peer: str,
             now: float,
-            kind: Literal["rooms", "joins", "resumes", "races"] = "rooms",
+            kind: BudgetKind = "rooms",
         ) -> TokenBucket: ...
 
         def _membership(self, conn: Conn) -> tuple[Room, MemberState]: ...

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from typing import Literal
 
 from protocol.codec import MAX_FRAME
 
@@ -23,6 +24,11 @@ class Limits:
     max_connections: int = 5000
     max_per_address: int = 32
     """Connections from one client address (behind a trusted proxy, the forwarded address)."""
+    connect_rate: float = 20.0
+    """New connections one client address may open a second, on average (one address opened
+    and closed a thousand a second, each a handshake and a log line)..."""
+    connect_burst: int = 100
+    """...with this many at once."""
     max_rooms: int = 1000
     max_rooms_per_address: int = 8
     """Rooms one address may hold open at once (rooms it created that still exist)."""
@@ -89,6 +95,10 @@ class Limits:
     """Record bytes a second per client address (socket and HTTP together)..."""
     record_burst: int = 1024 * 1024
     """...and at once."""
+
+
+BudgetKind = Literal["rooms", "joins", "resumes", "races", "connects"]
+"""What an address's token buckets are for (``Hub._room_bucket``)."""
 
 
 def budget_key(address: str) -> str:

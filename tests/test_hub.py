@@ -807,6 +807,21 @@ def test_a_wrong_code_costs_a_join_and_a_wrong_resume_too() -> None:
         assert isinstance(h2.cmd(again_bob, Resume(seq=0, code=code2, token=jb.token)), Snapshot)
 
 
+def test_opening_connections_has_a_budget_per_address() -> None:
+    """One address opened and closed a thousand connections a second, each a handshake, a
+    resume or a guess, and a log line."""
+    h = Harness(connect_rate=1.0, connect_burst=3)
+    for _ in range(3):
+        cid = h.hub.connect(h.now, "198.51.100.7")
+        assert cid is not None
+        h.hub.disconnect(cid, h.now)
+    assert h.hub.connect(h.now, "198.51.100.7") is None
+    assert h.hub.refused_why == "connecting_too_fast"
+    assert h.hub.connect(h.now, "203.0.113.1") is not None  # another address is not affected
+    h.tick(1.0)
+    assert h.hub.connect(h.now, "198.51.100.7") is not None
+
+
 def test_taking_seats_back_has_a_budget_per_address() -> None:
     """Each resume tells the whole room: 300 a second from one address got the others cut for
     not reading fast enough."""

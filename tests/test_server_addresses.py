@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidMessage
 
 from protocol.codec import encode
 from protocol.messages import PROTOCOL_VERSION, Hello
@@ -109,3 +109,25 @@ def test_budgets_are_kept_per_ipv4_address_and_per_ipv6_64() -> None:
     assert budget_key("2001:db8:0:8::1") != budget_key("2001:db8:0:7::1")
     assert budget_key("::ffff:198.51.100.7") == "198.51.100.7"
     assert budget_key("") == ""
+
+
+async def test_an_address_opening_connections_too_fast_is_dropped_before_its_handshake() -> None:
+    server = RaceServer(
+        "127.0.0.1",
+        0,
+        limits=fast_limits(connect_rate=0.5, connect_burst=3),
+        store=Store(":memory:"),
+    )
+    await server.start()
+    try:
+        for _ in range(3):
+            async with connect(server.url) as ws:
+                await ws.send(encode(Hello(seq=0, version=PROTOCOL_VERSION)))
+                await ws.recv()
+        with pytest.raises((InvalidMessage, OSError)):  # dropped at once: no handshake, no 101
+            async with connect(server.url, open_timeout=5) as ws:
+                await ws.recv()
+        assert server.hub.metrics["refused_opening"] >= 1
+        assert server.refusals.seen["127.0.0.1"][2] == "connecting_too_fast"
+    finally:
+        await server.stop()
