@@ -492,7 +492,8 @@ Race: pick a pile with its key, then the target pile
   1-9 0 - =   piles 1 to 12 (0 is pile 10, - 11, = 12)
   ↑ / ↓       Spider: more / fewer cards of the picked run
               (or the same pile key again: one card fewer; past
-              one card, the whole run again; escape drops it)
+              one card, the whole run again; a lone card, or
+              escape, puts it down)
   f           the picked pile home;  k / a: to its king / ace foundation
   d           deal (Spider: a card on each pile; Louis: the stock)
   r r         redeal (St. Helena, Louis)      u   undo
