@@ -30,6 +30,9 @@ BLACK = "bold white"
 BACK = "blue"
 DIM = "grey50"
 SELECTED = "reverse"
+TOP = "underline"
+"""St. Helena and Louis: each pile's top card, the one it can play, is underlined, so that a pile
+fanned around the foundations or wrapped onto two rows shows which end is its top."""
 CARD_BG = "on grey93"
 """Wide cards are drawn as white tiles (red and black on white)."""
 
@@ -321,8 +324,8 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
 
     def card(i: int, j: int) -> Text:
         pile = state.piles[i]
-        selected = sel == i and j == len(pile) - 1
-        return card_text(pile[j], SELECTED if selected else "", card_w)
+        top = j == len(pile) - 1
+        return card_text(pile[j], (SELECTED if sel == i else TOP) if top else "", card_w)
 
     # Everything below is placed through put() and drawn row by row, left to right at the end:
     # the side piles wrap into the free corners beside the bands.
@@ -461,8 +464,8 @@ def _helena_rows(grid: Grid, model: RaceModel, keys: Keys, y: int, width: int, c
             if j and j % per_row == 0:
                 y += 1
                 grid.hits.append((y, 0, width, ("pile", i)))
-            selected = sel == i and j == len(pile) - 1
-            text = card_text(c, SELECTED if selected else "", card_w)
+            top = j == len(pile) - 1
+            text = card_text(c, (SELECTED if sel == i else TOP) if top else "", card_w)
             grid.put(y, label_w + (j % per_row) * cell, text, ("card", i, j))
         y += 1
 

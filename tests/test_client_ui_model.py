@@ -1019,3 +1019,25 @@ def test_st_helena_keeps_one_row_a_pile_for_the_rest_of_a_deal() -> None:
     assert one_row_a_pile(render.board_grid(model, Keys(model), 27, 86))
     # another screen size is chosen afresh
     assert not one_row_a_pile(render.board_grid(model, Keys(model), 40, 120))
+
+
+@pytest.mark.parametrize("size", [(27, 86), (24, 46)])  # around the foundations, and in rows
+def test_st_helena_underlines_the_card_each_pile_can_play(size: tuple[int, int]) -> None:
+    """Side piles fanned around the foundations wrap into two rows, and which end was the top
+    could only be found by pressing the pile's key: the playable card of each pile is
+    underlined, and no other card."""
+    model = RaceModel(name="me", phase="racing")
+    model.state = new_game(GameConfig("st-helena", {}), 4)
+    grid = render.board_grid(model, Keys(model), *size)
+    underlined = set()
+    for y, line in enumerate(grid.lines):
+        for span in line.spans:
+            if "underline" in str(span.style):
+                target = next(
+                    t
+                    for yy, x0, _, t in grid.hits
+                    if yy == y and x0 == span.start and t[0] == "card"
+                )
+                underlined.add(target[1:])
+    piles = model.state.piles
+    assert underlined == {(i, len(p) - 1) for i, p in enumerate(piles)}
