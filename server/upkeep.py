@@ -1,0 +1,311 @@
+"""The hub's upkeep between commands: the passing of time (countdowns, grace periods, time
+limits, progress, idle connections, the retention of old races), bringing rooms back after a
+restart, and stopping (a drain before a restart, or every room closed for good).
+
+Mixed into :class:`server.hub.Hub`, after :class:`server.lifecycle.RaceLifecycle` whose race
+steps the ticks drive.  Sans-I/O like the rest of the hub: ``now`` is given, and what is to be
+sent comes back in an :class:`~server.outbox.Outbox`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING
+
+from protocol.messages import Notice, RaceOver
+
+from .durable import LiveRooms, Unrevivable, revive_race_only, revive_room
+from .lifecycle import RaceLifecycle
+from .outbox import CLOSE_IDLE, CLOSE_RESTART, Conn, Outbox
+from .rooms import MemberState, Room, display_code
+
+log = logging.getLogger("patience_race.server")
+
+
+class Upkeep(RaceLifecycle):
+    """Time, restarts and shutdown: the hub's side that no command drives."""
+
+    # the hub's state this part uses (set by Hub.__init__)
+    rooms: dict[str, Room]
+    conns: dict[int, Conn]
+    live: LiveRooms | None
+    rooms_per_address: dict[str, int]
+    _next_sweep: float
+    _next_prune: float
+    _alive_written: float
+
+    if TYPE_CHECKING:
+        # the hub's methods this part calls (defined in server.hub.Hub), declared for the type
+        # checker only: at run time they are the hub's own
+
+        def _close_room(self, room: Room, now: float, out: Outbox, why: str = "") -> None: ...
+
+        def _remove_member(
+            self, room: Room, member: MemberState, why: str, now: float, out: Outbox
+        ) -> None: ...
+
+    # -- time ------------------------------------------------------------------------------
+
+    def tick(self, now: float) -> Outbox:
+        """The passing of time: countdowns, grace periods, time limits, progress, timeouts.
+
+        It runs many times a second, so it looks only at what can be due: members who are away,
+        races with a deadline, rooms whose progress changed, and the connections only once the
+        earliest of their timeouts can have come."""
+        out = Outbox()
+        limits = self.limits
+        for room in list(self.rooms.values()):
+            race = room.race
+            if room.state == "countdown" and room.countdown_end is None and race is not None:
+                self._countdown_after_restart(room, race, now, out)
+            if (
+                room.state == "countdown"
+                and room.countdown_end is not None
+                and now >= room.countdown_end
+            ):
+                self._start_race(room, now, out)
+                self._check_end(room, now, out)  # everyone may have left during the countdown
+            if room.away and not self._grace(room, now, out):
+                continue  # the room closed
+            if race is not None and room.state == "racing":
+                deadline = race.deadline
+                if deadline is not None and now >= deadline and not self.draining:
+                    # (not while draining: the race clock stopped when the drain began, and
+                    # its last seconds are played after the restart)
+                    self._check_end(room, now, out)
+                elif now >= race.idle_due and not self.draining:
+                    self._idle(room, race, now, out)
+            if (
+                room.progress_dirty
+                and race is not None
+                and now - room.progress_sent >= limits.progress_interval_s
+            ):
+                self._send_progress(room, now, out)
+        if self.awaiting_start:
+            for code in list(self.awaiting_start):
+                waiting = self.rooms.get(code)
+                if waiting is None or waiting.state != "lobby":
+                    self.awaiting_start.discard(code)
+                    continue
+                if self._no_deal_yet(waiting) or self._race_wait(waiting, now):
+                    continue
+                self.awaiting_start.discard(code)
+                self._countdown_if_all_ready(waiting, now, out)
+        if now >= self._next_sweep:
+            self._sweep(now, out)
+        if self.live is not None and now - self._alive_written >= 1.0:
+            self._alive_written = now
+            self.live.alive(self.wall())
+        if now >= self._next_prune and self.store is not None and self.limits.keep_days > 0:
+            self._prune(now)
+        return out
+
+    def _grace(self, room: Room, now: float, out: Outbox) -> bool:
+        """Seats kept past the grace period are dropped; False if that closed the room."""
+        grace = self.limits.grace_s
+        if self.draining:
+            return True  # the rooms go on after the restart: nobody is dropped while stopping
+        if (
+            room.state in ("lobby", "results")
+            and len(room.away) >= len(room.members)
+            and now >= room.held_until
+        ):
+            last = max((m.away_since or now) for m in room.members.values())
+            if now - last >= self.limits.abandoned_s:
+                self._close_room(room, now, out, "nobody was left in it")
+                return False
+        dropped = False
+        for mid in list(room.away):
+            m = room.members.get(mid)
+            if m is None or m.away_since is None:
+                room.away.discard(mid)
+                continue
+            if now - m.away_since < grace:
+                continue
+            race = room.race
+            if room.state in ("countdown", "racing") and race is not None and m.id in race.seats:
+                # the seat stays, out of the race; after the results the member is removed
+                if race.seats[m.id].status == "playing":
+                    race.drop(m.id, "disconnected", now)
+                    room.progress_dirty = True
+                    dropped = True
+                    self._event("grace_over", room, m)
+                    self._save(room)
+            else:
+                self._remove_member(room, m, "disconnected", now, out)
+                if room.code not in self.rooms:
+                    return False
+        if dropped:
+            self._check_end(room, now, out)
+        return True
+
+    def _sweep(self, now: float, out: Outbox) -> None:
+        """Close connections that never said hello or stayed idle outside a race; note when the
+        next one can be due (a connection's timeouts only move later as it sends)."""
+        limits = self.limits
+        due = now + min(limits.hello_timeout_s, limits.idle_timeout_s)
+        for conn in list(self.conns.values()):
+            if not conn.hello:
+                at = conn.opened_at + limits.hello_timeout_s
+                if now >= at:
+                    out.close(conn.id, CLOSE_IDLE, "no hello")
+                    continue
+                due = min(due, at)
+            at = conn.last_seen + limits.idle_timeout_s
+            if now >= at:
+                if conn.room is None or conn.room.state != "racing":
+                    out.close(conn.id, CLOSE_IDLE, "idle")
+                    continue
+                at = now + 1.0  # racing: look again later, the race will end
+            due = min(due, at)
+        self._next_sweep = due
+
+    def _bury(self, code: str, doc: str, now: float) -> None:
+        """A room that could not be brought back: its race, if the deal is known, ends
+        ``aborted`` with what could be replayed, and is revealed and stored like any other."""
+        try:
+            if json.loads(doc).get("state") not in ("countdown", "racing"):
+                return  # no race in progress: nothing to end
+            race, room = revive_race_only(doc, now)
+        except Exception:
+            return
+        assert self.store is not None
+        for seat_id, rows in self.store.moves(race.race_id).items():
+            for _idx, text, t_ms in rows:
+                try:
+                    race.replay(seat_id, text, t_ms)
+                except Exception:
+                    break  # the moves up to the first that does not apply stand
+        race.end(now, "aborted")
+        over = RaceOver(
+            race_id=race.race_id,
+            reason="aborted",
+            standings=race.standings(),
+            reveal=race.reveal(),
+        )
+        self._keep_record(room, race, over, "aborted")
+
+    def _prune(self, now: float) -> None:
+        """One small batch of the retention: races older than ``keep_days`` go; if a whole
+        batch went, the next one follows a second later, else an hour later."""
+        assert self.store is not None
+        live = {r.race.race_id for r in self.rooms.values() if r.race is not None}
+        cutoff = self.wall() - self.limits.keep_days * 86400
+        gone = self.store.prune(cutoff, live, batch=50)
+        if gone:
+            self.count("races_deleted", gone)
+            log.info("races_deleted", extra={"fields": {"event": "races_deleted", "races": gone}})
+        more = gone >= 50 or self.store.vacuum_left > 0
+        self._next_prune = now + (1.0 if more else 3600.0)
+
+    # -- restarts ---------------------------------------------------------------------------
+
+    def restore(self, now: float) -> int:
+        """Bring back every room that was open when the server stopped (``server.durable``);
+        before any connection is accepted.  A room that cannot be read back is closed: its race
+        with a result and its reveal where the deal is known.  The number of rooms back."""
+        live, store = self.live, self.store
+        if live is None or store is None:
+            return 0
+        wall = self.wall()
+        alive_at = live.alive_at()
+        back = 0
+        for code, doc in live.docs():
+            race_id = _race_id_of(doc)
+            try:
+                room = revive_room(
+                    doc,
+                    store.moves(race_id) if race_id else {},
+                    now=now,
+                    wall=wall,
+                    alive_at=alive_at,
+                    countdown_s=self.limits.countdown_ms / 1000,
+                )
+            except Unrevivable as exc:
+                log.warning(
+                    "room_lost",
+                    extra={
+                        "fields": {
+                            "event": "room_lost",
+                            "room": display_code(code),
+                            "why": str(exc),
+                        }
+                    },
+                )
+                self.count("rooms_lost")
+                self._bury(code, doc, now)
+                live.forget(code)
+                continue
+            # nobody is connected yet: give everyone the grace period to come back
+            room.held_until = now + self.limits.grace_s
+            room.restored_at = now
+            if room.state == "countdown":
+                # held until its players are back (or the grace is over): it ran out with
+                # nobody connected, and the race started with everyone a few seconds behind
+                room.countdown_end = None
+            for member_id, answers in live.answers(code).items():
+                member = room.members.get(member_id)
+                if member is None:
+                    continue
+                for seq, frames in answers:
+                    if frames is not None:
+                        member.seqs.put(seq, frames)
+                    member.seqs.highest = max(member.seqs.highest, seq)
+            self.rooms[code] = room
+            if room.owner:
+                self.rooms_per_address[room.owner] = self.rooms_per_address.get(room.owner, 0) + 1
+            self._save(room)  # its clock, with the downtime counted
+            self._event("room_restored", room, None, state=room.state)
+            back += 1
+        # races left unfinished by a server from before live rooms were kept, or whose room
+        # was lost: their deal was never written down, so they end with no reveal
+        lost = store.end_unfinished(
+            {r.race.race_id for r in self.rooms.values() if r.race is not None}, wall
+        )
+        if lost:
+            self.count("races_lost", lost)
+            log.warning("races_lost", extra={"fields": {"event": "races_lost", "races": lost}})
+        live.alive(wall)
+        self.count("rooms_restored", back)
+        return back
+
+    # -- shutdown ---------------------------------------------------------------------------
+
+    def drain(self, retry_ms: int = 5000) -> Outbox:
+        """SIGTERM: no new rooms or races; everyone is told to come back; every connection closes 1012.
+
+        The race clocks stop now: the time the drain waits for connections to close is
+        downtime, like the time the server is down, charged to nobody."""
+        self.draining = True
+        if self.live is not None:
+            self.live.stop_clock(self.wall())
+        out = Outbox()
+        for conn in self.conns.values():
+            out.send(
+                conn.id,
+                Notice(
+                    code="shutdown",
+                    message="the server is restarting: come back in a few seconds; every room and race goes on where it was (the time it is down is charged to nobody)",
+                    retry_ms=retry_ms,
+                ),
+            )
+            out.close(conn.id, CLOSE_RESTART, "server restarting")
+        return out
+
+    def close_all(self, now: float, why: str) -> Outbox:
+        """Every room closes for good (a server inside ``patience-race play`` whose player quit):
+        races end as they stand and every member is told why; no new room is opened."""
+        self.draining = True
+        out = Outbox()
+        for room in list(self.rooms.values()):
+            self._close_room(room, now, out, why)
+        return out
+
+
+def _race_id_of(doc: str) -> str | None:
+    try:
+        race = json.loads(doc).get("race")
+        return str(race["race_id"]) if race else None
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return None
