@@ -21,11 +21,9 @@ import socket
 import time
 from collections import deque
 from collections.abc import Iterable
-from http import HTTPStatus
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.protocol import State
@@ -34,11 +32,12 @@ from websockets.typing import Origin
 from protocol.codec import DecodeError, decode_command
 from protocol.messages import ProgressUpdate
 
-from .cluster import Cluster, ClusterConfig, http_url
+from . import web
+from .cluster import Cluster, ClusterConfig
 from .hub import Hub
 from .limits import Limits, budget_key
 from .logs import RefusalLog
-from .metrics import GcPauses, Histogram, gc_lines
+from .metrics import GcPauses, Histogram
 from .outbox import CLOSE_BAD_INPUT, CLOSE_FLOOD, CLOSE_FULL, Outbox
 from .pool import DealPool
 from .store import Store
@@ -693,172 +692,15 @@ class RaceServer:
             except Exception:
                 log.exception("tick failed", extra={"fields": {"event": "internal_error"}})
 
-    # -- HTTP -----------------------------------------------------------------------------
+    # -- HTTP (server/web.py) ----------------------------------------------------------------
 
     def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
-        path = request.path.split("?", 1)[0]
-        if path == "/healthz":
-            status = "draining" if self.hub.draining else "ok"
-            code = HTTPStatus.SERVICE_UNAVAILABLE if self.hub.draining else HTTPStatus.OK
-            return connection.respond(code, status + "\n")
-        if path == "/metrics":
-            response = connection.respond(HTTPStatus.OK, self.metrics_text())
-            response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
-            return response
-        if path.startswith("/races/"):
-            return self._race_http(connection, request, path.removeprefix("/races/")[:64])
-        return None
+        return web.respond(self, connection, request)
 
     async def _process_request_cluster(
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
-        """As :meth:`_process_request`; a finished race held by another node is redirected
-        there (307), wherever its record is in the cluster."""
-        response = self._process_request(connection, request)
-        path = request.path.split("?", 1)[0]
-        if (
-            response is not None
-            and response.status_code == HTTPStatus.NOT_FOUND
-            and path.startswith("/races/")
-            and self.cluster is not None
-        ):
-            race_id = path.removeprefix("/races/")[:64]
-            held = await self.cluster.find_race(race_id)
-            if held is not None:
-                response = connection.respond(
-                    HTTPStatus.TEMPORARY_REDIRECT, f"race {race_id} is on node {held[0]}\n"
-                )
-                response.headers["Location"] = http_url(held[1], f"races/{race_id}")
-        return response
-
-    def _race_http(self, connection: ServerConnection, request: Request, race_id: str) -> Response:
-        """``GET /races/<id>``: the record's JSON from the cache, with an ETag (a matching
-        ``If-None-Match`` gets ``304``), cacheable for ever (a finished race never changes), within
-        the address's byte budget shared with ``get_race`` (over it: ``429`` and Retry-After)."""
-        hub = self.hub
-        address = self.request_address(connection, request)
-        now = time.monotonic()
-        over = not hub.record_budget.open(address, now)
-        entry = None if over else hub.records.lookup(race_id, hub.finished, self.store)
-        if entry is None and not over:
-            return connection.respond(HTTPStatus.NOT_FOUND, "no finished race with that id\n")
-        if entry is not None:
-            body, etag = entry.json, entry.etag
-            cache = [("ETag", etag), ("Cache-Control", "public, max-age=31536000, immutable")]
-            if etag in request.headers.get("If-None-Match", ""):
-                return Response(304, "Not Modified", Headers(cache), b"")
-        if entry is None or not hub.record_budget.take(address, len(body), now):
-            hub.count("record_budget_refused")
-            self.refusals.note(address, "record_rate", now, 429)
-            wait = hub.record_budget.wait_s(address, now)
-            text = (
-                f"race records to your address are limited to {self.limits.record_rate / 1024:.0f}"
-                f" KiB a second: try again in {wait:.0f} s\n"
-            ).encode()
-            headers = Headers(
-                [
-                    ("Content-Type", "text/plain; charset=utf-8"),
-                    ("Content-Length", str(len(text))),
-                    ("Retry-After", str(int(wait) or 1)),
-                ]
-            )
-            return Response(429, "Too Many Requests", headers, text)
-        headers = Headers(
-            [
-                ("Content-Type", "application/json"),
-                ("Content-Length", str(len(body))),
-                ("X-Content-Type-Options", "nosniff"),  # names in it are never read as HTML
-                *cache,
-            ]
-        )
-        return Response(200, "OK", headers, body)
+        return await web.respond_in_cluster(self, connection, request)
 
     def metrics_text(self) -> str:
-        hub = self.hub
-        racing = sum(1 for r in hub.rooms.values() if r.state == "racing")
-        lines = [
-            "# HELP patience_race_connections Open WebSocket connections.",
-            "# TYPE patience_race_connections gauge",
-            f"patience_race_connections {len(self.sockets)}",
-            "# HELP patience_race_rooms Rooms open.",
-            "# TYPE patience_race_rooms gauge",
-            f"patience_race_rooms {len(hub.rooms)}",
-            "# HELP patience_race_races_running Races running now.",
-            "# TYPE patience_race_races_running gauge",
-            f"patience_race_races_running {racing}",
-            "# HELP patience_race_races_total Races started and finished.",
-            "# TYPE patience_race_races_total counter",
-            f'patience_race_races_total{{event="started"}} {hub.metrics.get("races_started", 0)}',
-            f'patience_race_races_total{{event="finished"}} {hub.metrics.get("races_finished", 0)}',
-            "# HELP patience_race_moves_total Moves received, by result.",
-            "# TYPE patience_race_moves_total counter",
-        ]
-        for key, value in sorted(hub.metrics.items()):
-            if key.startswith("moves_"):
-                lines.append(
-                    f'patience_race_moves_total{{result="{key.removeprefix("moves_")}"}} {value}'
-                )
-        lines += [
-            "# HELP patience_race_rejected_total Commands refused, by error code.",
-            "# TYPE patience_race_rejected_total counter",
-        ]
-        for key, value in sorted(hub.metrics.items()):
-            if key.startswith(("rejected_", "bad_input_")):
-                code = (
-                    key.split("_", 1)[1]
-                    if key.startswith("rejected_")
-                    else key.removeprefix("bad_input_")
-                )
-                lines.append(f'patience_race_rejected_total{{code="{code}"}} {value}')
-        lines += [
-            "# HELP patience_race_closes_total Connections closed, by close code.",
-            "# TYPE patience_race_closes_total counter",
-        ]
-        for close_code, value in sorted(self.close_codes.items()):
-            lines.append(f'patience_race_closes_total{{code="{close_code}"}} {value}')
-        lines += [
-            "# HELP patience_race_uptime_seconds Seconds since the server started.",
-            "# TYPE patience_race_uptime_seconds gauge",
-            f"patience_race_uptime_seconds {time.monotonic() - self.started:.1f}",
-        ]
-        lines += [
-            "# HELP patience_race_frames_total WebSocket messages, by direction.",
-            "# TYPE patience_race_frames_total counter",
-            f'patience_race_frames_total{{direction="received"}} {self.frames_received}',
-            f'patience_race_frames_total{{direction="sent"}} {self.frames_sent}',
-        ]
-        lines += [
-            "# HELP patience_race_output_pending_bytes Output written and not yet taken by the network, all connections.",
-            "# TYPE patience_race_output_pending_bytes gauge",
-            f"patience_race_output_pending_bytes {self.pending_bytes()}",
-            "# HELP patience_race_connections_opening TCP connections whose WebSocket handshake is not done.",
-            "# TYPE patience_race_connections_opening gauge",
-            f"patience_race_connections_opening {self.opening_total}",
-            "# HELP patience_race_refused_total Connections dropped before their handshake, and accept() failures.",
-            "# TYPE patience_race_refused_total counter",
-            f'patience_race_refused_total{{why="opening"}} {self.refused_early}',
-            f'patience_race_refused_total{{why="accept_error"}} {self._accept_errors}',
-            "# HELP patience_race_restore_lost_total Rooms that could not be brought back at start (their race ended aborted), and races an older version left unfinished (ended lost).",
-            "# TYPE patience_race_restore_lost_total counter",
-            f'patience_race_restore_lost_total{{what="rooms"}} {hub.metrics.get("rooms_lost", 0)}',
-            f'patience_race_restore_lost_total{{what="races"}} {hub.metrics.get("races_lost", 0)}',
-            "# HELP patience_race_record_cache_bytes Encoded race records held in memory.",
-            "# TYPE patience_race_record_cache_bytes gauge",
-            f"patience_race_record_cache_bytes {hub.records.bytes}",
-        ]
-        pool = self.pool
-        if pool is not None:
-            won, failed = pool.certified, pool.failed
-            lines += [
-                "# HELP patience_race_certify_total Deals the background solver tried, by result.",
-                "# TYPE patience_race_certify_total counter",
-                f'patience_race_certify_total{{result="won"}} {won}',
-                f'patience_race_certify_total{{result="not_won"}} {pool.tried - won - failed}',
-                f'patience_race_certify_total{{result="failed"}} {failed}',
-                "# HELP patience_race_certified_ready Deals certified winnable ready for rooms.",
-                "# TYPE patience_race_certified_ready gauge",
-                f"patience_race_certified_ready {sum(len(d) for d in pool.ready.values())}",
-            ]
-        lines += self.handling.lines() + self.loop_lag.lines()
-        lines += self.gc_pauses.histogram.lines() + gc_lines()
-        return "\n".join(lines) + "\n"
+        return web.metrics_text(self)

@@ -1,0 +1,198 @@
+"""The server's few HTTP answers on its WebSocket port: ``/healthz`` for load balancers and
+systemd, ``/metrics`` for Prometheus, and ``/races/<id>``, a finished race's public record, from
+the hub's encoded-record cache within the address's byte budget.  Functions of a
+:class:`~server.app.RaceServer`, which routes the handshake's ``process_request`` here.
+"""
+
+from __future__ import annotations
+
+import time
+from http import HTTPStatus
+from typing import TYPE_CHECKING
+
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from .cluster import http_url
+from .metrics import gc_lines
+
+if TYPE_CHECKING:
+    from .app import RaceServer
+
+
+def respond(server: RaceServer, connection: ServerConnection, request: Request) -> Response | None:
+    """The server's HTTP answers on its WebSocket port: ``/healthz``, ``/metrics`` and
+    ``/races/<id>``; None for a path that is the WebSocket's."""
+    path = request.path.split("?", 1)[0]
+    if path == "/healthz":
+        status = "draining" if server.hub.draining else "ok"
+        code = HTTPStatus.SERVICE_UNAVAILABLE if server.hub.draining else HTTPStatus.OK
+        return connection.respond(code, status + "\n")
+    if path == "/metrics":
+        response = connection.respond(HTTPStatus.OK, metrics_text(server))
+        response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
+        return response
+    if path.startswith("/races/"):
+        return race_record(server, connection, request, path.removeprefix("/races/")[:64])
+    return None
+
+
+async def respond_in_cluster(
+    server: RaceServer, connection: ServerConnection, request: Request
+) -> Response | None:
+    """As :func:`respond`; a finished race held by another node is redirected
+    there (307), wherever its record is in the cluster."""
+    response = respond(server, connection, request)
+    path = request.path.split("?", 1)[0]
+    if (
+        response is not None
+        and response.status_code == HTTPStatus.NOT_FOUND
+        and path.startswith("/races/")
+        and server.cluster is not None
+    ):
+        race_id = path.removeprefix("/races/")[:64]
+        held = await server.cluster.find_race(race_id)
+        if held is not None:
+            response = connection.respond(
+                HTTPStatus.TEMPORARY_REDIRECT, f"race {race_id} is on node {held[0]}\n"
+            )
+            response.headers["Location"] = http_url(held[1], f"races/{race_id}")
+    return response
+
+
+def race_record(
+    server: RaceServer, connection: ServerConnection, request: Request, race_id: str
+) -> Response:
+    """``GET /races/<id>``: the record's JSON from the cache, with an ETag (a matching
+    ``If-None-Match`` gets ``304``), cacheable for ever (a finished race never changes), within
+    the address's byte budget shared with ``get_race`` (over it: ``429`` and Retry-After)."""
+    hub = server.hub
+    address = server.request_address(connection, request)
+    now = time.monotonic()
+    over = not hub.record_budget.open(address, now)
+    entry = None if over else hub.records.lookup(race_id, hub.finished, server.store)
+    if entry is None and not over:
+        return connection.respond(HTTPStatus.NOT_FOUND, "no finished race with that id\n")
+    if entry is not None:
+        body, etag = entry.json, entry.etag
+        cache = [("ETag", etag), ("Cache-Control", "public, max-age=31536000, immutable")]
+        if etag in request.headers.get("If-None-Match", ""):
+            return Response(304, "Not Modified", Headers(cache), b"")
+    if entry is None or not hub.record_budget.take(address, len(body), now):
+        hub.count("record_budget_refused")
+        server.refusals.note(address, "record_rate", now, 429)
+        wait = hub.record_budget.wait_s(address, now)
+        text = (
+            f"race records to your address are limited to {server.limits.record_rate / 1024:.0f}"
+            f" KiB a second: try again in {wait:.0f} s\n"
+        ).encode()
+        headers = Headers(
+            [
+                ("Content-Type", "text/plain; charset=utf-8"),
+                ("Content-Length", str(len(text))),
+                ("Retry-After", str(int(wait) or 1)),
+            ]
+        )
+        return Response(429, "Too Many Requests", headers, text)
+    headers = Headers(
+        [
+            ("Content-Type", "application/json"),
+            ("Content-Length", str(len(body))),
+            ("X-Content-Type-Options", "nosniff"),  # names in it are never read as HTML
+            *cache,
+        ]
+    )
+    return Response(200, "OK", headers, body)
+
+
+def metrics_text(server: RaceServer) -> str:
+    """The Prometheus text of ``/metrics`` (docs/operations.md)."""
+    hub = server.hub
+    racing = sum(1 for r in hub.rooms.values() if r.state == "racing")
+    lines = [
+        "# HELP patience_race_connections Open WebSocket connections.",
+        "# TYPE patience_race_connections gauge",
+        f"patience_race_connections {len(server.sockets)}",
+        "# HELP patience_race_rooms Rooms open.",
+        "# TYPE patience_race_rooms gauge",
+        f"patience_race_rooms {len(hub.rooms)}",
+        "# HELP patience_race_races_running Races running now.",
+        "# TYPE patience_race_races_running gauge",
+        f"patience_race_races_running {racing}",
+        "# HELP patience_race_races_total Races started and finished.",
+        "# TYPE patience_race_races_total counter",
+        f'patience_race_races_total{{event="started"}} {hub.metrics.get("races_started", 0)}',
+        f'patience_race_races_total{{event="finished"}} {hub.metrics.get("races_finished", 0)}',
+        "# HELP patience_race_moves_total Moves received, by result.",
+        "# TYPE patience_race_moves_total counter",
+    ]
+    for key, value in sorted(hub.metrics.items()):
+        if key.startswith("moves_"):
+            lines.append(
+                f'patience_race_moves_total{{result="{key.removeprefix("moves_")}"}} {value}'
+            )
+    lines += [
+        "# HELP patience_race_rejected_total Commands refused, by error code.",
+        "# TYPE patience_race_rejected_total counter",
+    ]
+    for key, value in sorted(hub.metrics.items()):
+        if key.startswith(("rejected_", "bad_input_")):
+            code = (
+                key.split("_", 1)[1]
+                if key.startswith("rejected_")
+                else key.removeprefix("bad_input_")
+            )
+            lines.append(f'patience_race_rejected_total{{code="{code}"}} {value}')
+    lines += [
+        "# HELP patience_race_closes_total Connections closed, by close code.",
+        "# TYPE patience_race_closes_total counter",
+    ]
+    for close_code, value in sorted(server.close_codes.items()):
+        lines.append(f'patience_race_closes_total{{code="{close_code}"}} {value}')
+    lines += [
+        "# HELP patience_race_uptime_seconds Seconds since the server started.",
+        "# TYPE patience_race_uptime_seconds gauge",
+        f"patience_race_uptime_seconds {time.monotonic() - server.started:.1f}",
+    ]
+    lines += [
+        "# HELP patience_race_frames_total WebSocket messages, by direction.",
+        "# TYPE patience_race_frames_total counter",
+        f'patience_race_frames_total{{direction="received"}} {server.frames_received}',
+        f'patience_race_frames_total{{direction="sent"}} {server.frames_sent}',
+    ]
+    lines += [
+        "# HELP patience_race_output_pending_bytes Output written and not yet taken by the network, all connections.",
+        "# TYPE patience_race_output_pending_bytes gauge",
+        f"patience_race_output_pending_bytes {server.pending_bytes()}",
+        "# HELP patience_race_connections_opening TCP connections whose WebSocket handshake is not done.",
+        "# TYPE patience_race_connections_opening gauge",
+        f"patience_race_connections_opening {server.opening_total}",
+        "# HELP patience_race_refused_total Connections dropped before their handshake, and accept() failures.",
+        "# TYPE patience_race_refused_total counter",
+        f'patience_race_refused_total{{why="opening"}} {server.refused_early}',
+        f'patience_race_refused_total{{why="accept_error"}} {server._accept_errors}',
+        "# HELP patience_race_restore_lost_total Rooms that could not be brought back at start (their race ended aborted), and races an older version left unfinished (ended lost).",
+        "# TYPE patience_race_restore_lost_total counter",
+        f'patience_race_restore_lost_total{{what="rooms"}} {hub.metrics.get("rooms_lost", 0)}',
+        f'patience_race_restore_lost_total{{what="races"}} {hub.metrics.get("races_lost", 0)}',
+        "# HELP patience_race_record_cache_bytes Encoded race records held in memory.",
+        "# TYPE patience_race_record_cache_bytes gauge",
+        f"patience_race_record_cache_bytes {hub.records.bytes}",
+    ]
+    pool = server.pool
+    if pool is not None:
+        won, failed = pool.certified, pool.failed
+        lines += [
+            "# HELP patience_race_certify_total Deals the background solver tried, by result.",
+            "# TYPE patience_race_certify_total counter",
+            f'patience_race_certify_total{{result="won"}} {won}',
+            f'patience_race_certify_total{{result="not_won"}} {pool.tried - won - failed}',
+            f'patience_race_certify_total{{result="failed"}} {failed}',
+            "# HELP patience_race_certified_ready Deals certified winnable ready for rooms.",
+            "# TYPE patience_race_certified_ready gauge",
+            f"patience_race_certified_ready {sum(len(d) for d in pool.ready.values())}",
+        ]
+    lines += server.handling.lines() + server.loop_lag.lines()
+    lines += server.gc_pauses.histogram.lines() + gc_lines()
+    return "\n".join(lines) + "\n"
