@@ -24,12 +24,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from protocol.config import OPTIONS, SPIDER, TITLES, GameConfig
+from protocol.config import SPIDER
 from protocol.messages import MAX_NAME, Kick, Member, Moved, Settings
 from protocol.moves import Kind, Move
 
 from . import render, screens
-from .keys import PILE_KEYS, Keys, auto_home
+from .keys import PILE_KEYS, Keys, auto_home, host_settings
 from .model import RaceModel
 from .net import Disconnected, ServerError
 from .session import SeatInUse, Session
@@ -708,68 +708,11 @@ class RaceApp(App[None]):
         if key == "s" and model.phase == "lobby":
             await session.start()
             return
-        new = self.changed_settings(key)
-        if new is not None:
+        new = host_settings(model.room, key, self.kept_options)
+        if isinstance(new, str):
+            model.status = new
+        elif new is not None:
             await session.update_settings(new)
-
-    def changed_settings(self, key: str) -> Settings | None:
-        room = self.model.room
-        assert room is not None
-        s = room.settings
-        current = Settings(
-            game=s.game, options=dict(s.options), numbering=s.numbering, mode=s.mode,
-            time_limit=s.time_limit, undo=s.undo, seats=s.seats, private=s.private,
-            winnable=s.winnable,
-        )  # fmt: skip
-        games = list(OPTIONS)
-        if key == "g":
-            game = games[(games.index(s.game) + 1) % len(games)]
-            self.kept_options[s.game] = (dict(s.options), s.numbering)
-            options, numbering = self.kept_options.get(game, ({}, "pysolfc"))
-            return current.model_copy(
-                update={"game": game, "options": dict(options), "numbering": numbering}
-            )
-        if key in ("o", "v"):
-            # o: the game's first option (Spider's suits, the build); v: its second (Spider's
-            # relaxed deals, St. Helena's spaces)
-            known = list(OPTIONS[s.game].items())
-            which = 0 if key == "o" else 1
-            if which >= len(known):
-                self.model.status = f"{TITLES[s.game]} has one option: o changes it."
-                return None
-            name, allowed = known[which]
-            values = list(allowed)
-            value = values[(values.index(s.options.get(name, values[0])) + 1) % len(values)]
-            options = dict(s.options)
-            options[name] = value
-            GameConfig(s.game, options)
-            return current.model_copy(update={"options": options})
-        if key == "m":
-            mode = "score" if s.mode == "first" else "first"
-            limit = s.time_limit or (600 if mode == "score" else 0)
-            return current.model_copy(update={"mode": mode, "time_limit": limit})
-        if key == "t":
-            choices = [0, 180, 300, 600, 900, 1800]
-            if s.mode == "score":
-                choices = choices[1:]
-            nxt = (
-                choices[(choices.index(s.time_limit) + 1) % len(choices)]
-                if s.time_limit in choices
-                else choices[0]
-            )
-            return current.model_copy(update={"time_limit": nxt})
-        if key == "u":
-            return current.model_copy(update={"undo": "off" if s.undo == "safe" else "safe"})
-        if key in ("+", "plus"):
-            return current.model_copy(update={"seats": min(16, s.seats + 1)})
-        if key in ("-", "minus"):
-            players = sum(1 for m in room.members if m.role == "player")
-            return current.model_copy(update={"seats": max(2, players, s.seats - 1)})
-        if key == "p":
-            return current.model_copy(update={"private": not s.private})
-        if key == "w":
-            return current.model_copy(update={"winnable": not s.winnable})
-        return None
 
     # -- the end ---------------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
-"""What the race's keys mean: :class:`Keys` turns key presses into moves, checking each against
-the local rules first so that an illegal move is explained and never sent, and
-:func:`auto_home` finds the complete Spider suit to send home by itself.  Plain code on the
+"""What the keys mean: :class:`Keys` turns key presses in a race into moves, checking each
+against the local rules first so that an illegal move is explained and never sent;
+:func:`auto_home` finds the complete Spider suit to send home by itself; :func:`host_settings`
+is what the host's keys in the lobby make of the room's settings.  Plain code on the
 :class:`~client.model.RaceModel`: ``client.app`` feeds it the keys and the mouse."""
 
 from __future__ import annotations
@@ -8,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from protocol import cards
-from protocol.config import SPIDER
+from protocol.config import OPTIONS, SPIDER, TITLES, GameConfig
 from protocol.game import GameState
+from protocol.messages import RoomInfo, Settings
 from protocol.moves import IllegalMove, Kind, Move
 from protocol.notation import format_move
 from protocol.spider import home_keeps_deals
@@ -208,4 +210,68 @@ def auto_home(state: GameState) -> Move | None:
     for m in state.legal_moves():
         if m.kind == Kind.FOUNDATION:
             return m
+    return None
+
+
+def host_settings(
+    room: RoomInfo, key: str, kept: dict[str, tuple[dict[str, object], str]]
+) -> Settings | str | None:
+    """The room's settings after the host's lobby ``key`` (``g`` the game, ``o``/``v`` its
+    options, ``m`` the mode, ``t`` the time limit, ``u`` undo, ``+``/``-`` the seats, ``p``
+    privacy, ``w`` a certified deal); a sentence when the key changes nothing (a game with one
+    option and ``v``); None for another key.  ``kept`` holds each game's options while another
+    game is chosen, so that coming back to it with ``g`` finds them again."""
+    s = room.settings
+    current = Settings(
+        game=s.game, options=dict(s.options), numbering=s.numbering, mode=s.mode,
+        time_limit=s.time_limit, undo=s.undo, seats=s.seats, private=s.private,
+        winnable=s.winnable,
+    )  # fmt: skip
+    games = list(OPTIONS)
+    if key == "g":
+        game = games[(games.index(s.game) + 1) % len(games)]
+        kept[s.game] = (dict(s.options), s.numbering)
+        options, numbering = kept.get(game, ({}, "pysolfc"))
+        return current.model_copy(
+            update={"game": game, "options": dict(options), "numbering": numbering}
+        )
+    if key in ("o", "v"):
+        # o: the game's first option (Spider's suits, the build); v: its second (Spider's
+        # relaxed deals, St. Helena's spaces)
+        known = list(OPTIONS[s.game].items())
+        which = 0 if key == "o" else 1
+        if which >= len(known):
+            return f"{TITLES[s.game]} has one option: o changes it."
+        name, allowed = known[which]
+        values = list(allowed)
+        value = values[(values.index(s.options.get(name, values[0])) + 1) % len(values)]
+        options = dict(s.options)
+        options[name] = value
+        GameConfig(s.game, options)
+        return current.model_copy(update={"options": options})
+    if key == "m":
+        mode = "score" if s.mode == "first" else "first"
+        limit = s.time_limit or (600 if mode == "score" else 0)
+        return current.model_copy(update={"mode": mode, "time_limit": limit})
+    if key == "t":
+        choices = [0, 180, 300, 600, 900, 1800]
+        if s.mode == "score":
+            choices = choices[1:]
+        nxt = (
+            choices[(choices.index(s.time_limit) + 1) % len(choices)]
+            if s.time_limit in choices
+            else choices[0]
+        )
+        return current.model_copy(update={"time_limit": nxt})
+    if key == "u":
+        return current.model_copy(update={"undo": "off" if s.undo == "safe" else "safe"})
+    if key in ("+", "plus"):
+        return current.model_copy(update={"seats": min(16, s.seats + 1)})
+    if key in ("-", "minus"):
+        players = sum(1 for m in room.members if m.role == "player")
+        return current.model_copy(update={"seats": max(2, players, s.seats - 1)})
+    if key == "p":
+        return current.model_copy(update={"private": not s.private})
+    if key == "w":
+        return current.model_copy(update={"winnable": not s.winnable})
     return None
