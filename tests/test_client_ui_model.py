@@ -26,6 +26,7 @@ from protocol.messages import (
     PublicSettings,
     RoomInfo,
     RoomUpdate,
+    Settings,
     Snapshot,
     Standing,
 )
@@ -1041,3 +1042,35 @@ def test_st_helena_underlines_the_card_each_pile_can_play(size: tuple[int, int])
                 underlined.add(target[1:])
     piles = model.state.piles
     assert underlined == {(i, len(p) - 1) for i, p in enumerate(piles)}
+
+
+def test_the_hosts_lobby_keys_change_the_settings() -> None:
+    """host_settings, plain: each key's new settings, the options a game had kept while another
+    was chosen, and a sentence where the key changes nothing."""
+    from client.keys import host_settings
+
+    kept: dict[str, tuple[dict[str, object], str]] = {}
+    lobby = room([member(1, "me"), member(2, "Bob"), member(3, "Cy")])
+    two = host_settings(lobby, "o", kept)  # Spider's suits: 4 -> next
+    assert isinstance(two, Settings) and two.options["suits"] != lobby.settings.options.get(
+        "suits", 4
+    )
+    spider = lobby.model_copy(
+        update={"settings": lobby.settings.model_copy(update={"options": two.options})}
+    )
+    helena = host_settings(spider, "g", kept)
+    assert isinstance(helena, Settings) and helena.game == "st-helena" and helena.options == {}
+    assert kept["spider"] == (two.options, "pysolfc")
+    louis_room = room([member(1, "me")], game="louis")
+    assert host_settings(louis_room, "v", kept) == "Louis has one option: o changes it."
+    back = room([member(1, "me")], game="louis")
+    spider_again = host_settings(back, "g", kept)  # louis -> spider: its options come back
+    assert isinstance(spider_again, Settings) and spider_again.options == two.options
+    score = host_settings(lobby, "m", kept)
+    assert isinstance(score, Settings) and (score.mode, score.time_limit) == ("score", 600)
+    fewer = host_settings(lobby, "-", kept)  # 4 seats, 3 players: 3, never fewer
+    assert isinstance(fewer, Settings) and fewer.seats == 3
+    three = lobby.model_copy(update={"settings": lobby.settings.model_copy(update={"seats": 3})})
+    still = host_settings(three, "-", kept)
+    assert isinstance(still, Settings) and still.seats == 3
+    assert host_settings(lobby, "z", kept) is None
