@@ -287,7 +287,9 @@ class Hub(Upkeep):
         member = conn.member
         if self.live is not None and member is not None and conn.room is not None:
             # answers carrying a token or a whole snapshot are not written down, only their number
-            keep = not isinstance(cmd, CreateRoom | JoinRoom | Resume) and bool(frames)
+            # (a read-only command's empty answer is kept as such: after a restart its number
+            # is still answered afresh, not refused as used)
+            keep = not isinstance(cmd, CreateRoom | JoinRoom | Resume)
             self.live.answer(conn.room.code, member.id, cmd.seq, frames if keep else None)
         if isinstance(cmd, CreateRoom | JoinRoom) and conn.member is not None:
             # a new seat: its numbers go on from this connection's, so that a create or join

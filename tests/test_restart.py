@@ -21,6 +21,7 @@ from client.net import Connection
 from client.session import Session
 from protocol.codec import encode
 from protocol.messages import (
+    ListRooms,
     MoveCmd,
     Moved,
     RaceOver,
@@ -276,6 +277,7 @@ async def test_restore_in_process_keeps_the_race_and_the_seats_numbers(tmp_path:
         conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
         starts = await start_race(conns)
         await move(conns[0], "deal")
+        await conns[0].request(ListRooms(seq=0))  # read-only: its number kept, no answer
         highest = server.hub.rooms[code].members[joined[0].you].seqs.highest
         await close_all(conns)
 
@@ -285,6 +287,7 @@ async def test_restore_in_process_keeps_the_race_and_the_seats_numbers(tmp_path:
         assert room.race.commitment == starts[0].commitment
         ann = room.members[joined[0].you]
         assert ann.seqs.highest == highest
+        assert ann.seqs.get(highest) == ()  # so sent again, it is answered afresh, not refused
         assert room.race.seats[ann.id].moves == ["d"]
         assert not any(s.connected for s in room.race.seats.values())
 
