@@ -57,7 +57,7 @@ from protocol.messages import (
 from protocol.moves import RESIGN, Placed
 from protocol.view import BoardView
 
-from .net import Connection, Disconnected, ServerError
+from .net import TRANSIENT, Connection, Disconnected, ServerError
 from .strategy import (
     DEFAULT_LEVEL,
     IDLE_LIMIT,
@@ -322,10 +322,6 @@ class _Restarting(Exception):
     def __init__(self, notice: Notice) -> None:
         super().__init__(notice.message)
         self.notice = notice
-
-
-TRANSIENT = frozenset({"shutting_down", "server_busy", "rate_limited"})
-"""Refusals of a resume that say "later", not "never" (a server still stopping, or full)."""
 
 
 async def _reconnect(seat: _Seat, url: str) -> Snapshot | None:

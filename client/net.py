@@ -31,6 +31,11 @@ MAX_REDIRECTS = 3
 URL_ENV = "PATIENCE_RACE_SERVER"
 
 
+TRANSIENT = frozenset({"shutting_down", "server_busy", "rate_limited"})
+"""Error codes that say "later", not "never" (a server stopping or full, an address over a
+budget): a reconnection, the player's or a bot's, tries again."""
+
+
 class ServerError(Exception):
     """The server refused a command."""
 

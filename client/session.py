@@ -40,7 +40,7 @@ from protocol.messages import (
 from protocol.moves import Move
 
 from .model import RaceModel
-from .net import DEFAULT_URL, Connection, Disconnected, ServerError
+from .net import DEFAULT_URL, TRANSIENT, Connection, Disconnected, ServerError
 from .seats import HeldSeat, forget_seat, hold_seat, room_key, save_seat, saved_seat, seat_in_use
 from .text import safe
 
@@ -315,6 +315,12 @@ class Session:
         except ServerError as exc:
             if exc.code == "bad_token" and await self._join_again():
                 return True
+            if exc.code in TRANSIENT:
+                # the server is busy or stopping, or this address is over a budget (a club
+                # behind one address, all back at once): the seat is still there, try again
+                self.model.status = f"Still reconnecting: {exc.message}"
+                self.on_change()
+                return False
             self.model.status = f"Could not take your seat back: {exc.message}"
             self.model.phase = "gone"
             self.stopped = True

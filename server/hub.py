@@ -468,13 +468,9 @@ class Hub(Upkeep):
 
     def _resume(self, conn: Conn, cmd: Resume, now: float, out: Outbox) -> None:
         peer = conn.peer
-        if peer and (
-            not self._room_bucket(peer, now, "resumes").take(now)
-            or self._room_bucket(peer, now, "joins").wait(now)
-        ):
+        if peer and not self._room_bucket(peer, now, "resumes").take(now):
             # each resume tells the whole room (a room event): 300 a second from one address
-            # got the others cut for not reading fast enough; and a resume that misses is a
-            # guess at a code or a token, charged as a join is (below)
+            # got the others cut for not reading fast enough
             self.count("resumes_refused_rate")
             raise CommandError(
                 "rate_limited", "your address is taking seats back too fast: wait a little"
@@ -485,8 +481,14 @@ class Hub(Upkeep):
             if member is None:
                 raise CommandError("bad_token", "that token holds no seat in this room")
         except CommandError:
-            if peer:
-                self._room_bucket(peer, now, "joins").take(now)
+            # a resume that misses is a guess at a code or a token: charged as a join, and
+            # once the address has no join left its misses say nothing (a resume that finds its
+            # seat is never refused for joins: a club behind one address joined together)
+            if peer and not self._room_bucket(peer, now, "joins").take(now):
+                self.count("resumes_refused_rate")
+                raise CommandError(
+                    "rate_limited", "your address is guessing at seats too fast: wait a little"
+                ) from None
             raise
         if conn.room is not None and conn.member is not member:
             raise CommandError("already_in_room", "leave your room first")

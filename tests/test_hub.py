@@ -786,9 +786,11 @@ def _peer(h: Harness, address: str) -> int:
 def test_a_wrong_code_costs_a_join_and_a_wrong_resume_too() -> None:
     """Misses were free: one address guessed private codes 550 times a second.  Now every join
     is charged before the code is looked up, and a resume that misses (no such room, a token
-    that holds no seat) is charged as a join; an address out of joins cannot resume either."""
+    that holds no seat) is charged as a join; once out of joins, its misses say nothing.  A
+    resume that finds its seat is never refused for joins (a club behind one address had just
+    spent them all joining, and its first dropped player lost the seat for good)."""
     h = Harness(join_rate=0.5, join_burst=4)
-    code, (_ann,), (_joined,) = h.room(Settings(private=True), "Ann")
+    code, (_ann,), (joined,) = h.room(Settings(private=True), "Ann")
     mal = _peer(h, "198.51.100.7")
     answers = [h.cmd(mal, JoinRoom(seq=0, code="ZZZZZZZZ", name="Mal")) for _ in range(2)]
     answers += [h.cmd(mal, Resume(seq=0, code="ZZZZZZZZ", token="x" * 43)) for _ in range(2)]
@@ -797,6 +799,9 @@ def test_a_wrong_code_costs_a_join_and_a_wrong_resume_too() -> None:
     assert isinstance(late, Error) and late.code == "rate_limited"
     again = h.cmd(mal, Resume(seq=0, code=code, token="x" * 43))
     assert isinstance(again, Error) and again.code == "rate_limited"
+    # the same address, out of joins, takes a seat that is its own back
+    ann_again = _peer(h, "198.51.100.7")
+    assert isinstance(h.cmd(ann_again, Resume(seq=0, code=code, token=joined.token)), Snapshot)
     h.tick(2.0)  # one join back
     assert isinstance(h.cmd(mal, JoinRoom(seq=0, code=code, name="Mal")), Joined)
     # a resume that finds its seat costs no join

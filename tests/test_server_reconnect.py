@@ -321,3 +321,42 @@ async def test_a_server_restart_shows_as_restarting_and_the_session_keeps_trying
         assert model.status == RESTARTING
         assert model.phase not in ("gone", "kicked") and not session.stopped
         await session.close()
+
+
+async def test_a_session_refused_for_a_busy_address_keeps_trying_and_gets_its_seat() -> None:
+    """A club behind one address, all back at once, can be over the address's resume budget:
+    the refusal says "later", and the session tries again rather than give the seat up for
+    good ("Could not take your seat back")."""
+    async with running_server(fast_limits(resume_rate=0.5, resume_burst=2)) as server:
+        model = RaceModel(name="Ann")
+        session = Session(server.url, model)
+        await session.connect()
+        await session.create("Ann", Settings())
+        session.start_events()
+        code = session.code
+        assert code is not None
+        bob = Connection(server.url)
+        await bob.open()
+        jb = await bob.request(JoinRoom(seq=0, code=code, name="Bob"))
+        await bob.close()
+        # the address's resumes spent by the others of the club (Bob, back twice)
+        for _ in range(2):
+            again = Connection(server.url)
+            await again.open()
+            await again.request(Resume(seq=0, code=code, token=jb.token))  # type: ignore[union-attr]
+            await again.close()
+        # Ann's line drops: her session reconnects, is refused for the budget, and goes on
+        ann = next(
+            c for c, conn in server.hub.conns.items() if conn.member and conn.member.name == "Ann"
+        )
+        await server.sockets[ann].close(1011, "test drop")
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 15
+        said = set()
+        while not model.status.startswith("Reconnected"):
+            assert loop.time() < end, model.status
+            assert model.phase != "gone", model.status
+            said.add(model.status)
+            await asyncio.sleep(0.02)
+        assert any("too fast" in s for s in said), said
+        await session.close()
