@@ -211,8 +211,6 @@ class RaceLifecycle:
                 self.count("certified_deal_not_ready")
                 return self._no_certified_deal(room, by_itself=True)
             number, solution = got
-        if room.owner:
-            self._room_bucket(room.owner, now, "races").take(now)
         race_id = secrets.token_hex(6)
         room.race = Race(
             race_id,
@@ -377,6 +375,10 @@ class RaceLifecycle:
     def _start_race(self, room: Room, now: float, out: Outbox) -> None:
         race = room.race
         assert race is not None
+        if room.owner:
+            # the race budget pays for races, not countdowns: a guest pressing ready and not
+            # ready over and over spent the budget of every room the owner's address opened
+            self._room_bucket(room.owner, now, "races").take(now)
         race.start(now)
         room.state = "racing"
         room.countdown_end = None

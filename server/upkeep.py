@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from protocol.messages import Notice, RaceOver
 
 from .durable import LiveRooms, Unrevivable, revive_race_only, revive_room
-from .lifecycle import RaceLifecycle
+from .lifecycle import RESTART_HOLD_S, RaceLifecycle
 from .outbox import CLOSE_IDLE, CLOSE_RESTART, Conn, Outbox
 from .rooms import MemberState, Room, display_code
 
@@ -90,6 +90,10 @@ class Upkeep(RaceLifecycle):
                     continue
                 if self._no_deal_yet(waiting) or self._race_wait(waiting, now):
                     continue
+                if now < waiting.restored_at + RESTART_HOLD_S and any(
+                    p.ready and p.conn is None for p in waiting.players()
+                ):
+                    continue  # back after a restart: its ready players first (a few seconds)
                 self.awaiting_start.discard(code)
                 self._countdown_if_all_ready(waiting, now, out)
         if now >= self._next_sweep:
@@ -253,6 +257,10 @@ class Upkeep(RaceLifecycle):
                         member.seqs.put(seq, frames)
                     member.seqs.highest = max(member.seqs.highest, seq)
             self.rooms[code] = room
+            if room.state == "lobby" and len([p for p in room.players() if p.ready]) >= 2:
+                # everyone was ready, waiting for the race budget or a certified deal, and told
+                # the countdown would start by itself: so it does, once they are back
+                self.awaiting_start.add(code)
             if room.owner:
                 self.rooms_per_address[room.owner] = self.rooms_per_address.get(room.owner, 0) + 1
             self._save(room)  # its clock, with the downtime counted

@@ -30,6 +30,7 @@ from protocol.messages import (
     Resume,
     Settings,
     Snapshot,
+    Start,
     WireMove,
     from_wire,
 )
@@ -38,6 +39,7 @@ from server.store import Store
 from .server_helpers import (
     close_all,
     eventually,
+    fast_limits,
     host_and_join,
     move,
     pick_move,
@@ -332,6 +334,33 @@ async def test_a_race_that_cannot_go_on_is_closed_with_its_reveal(tmp_path: Path
             ).fetchall()
         )
         assert ended == {race_id: "aborted", "old0race0000": "lost"}
+
+
+async def test_a_room_waiting_to_start_by_itself_starts_after_a_restart(tmp_path: Path) -> None:
+    """Everyone ready, the race budget spent: "the countdown starts by itself", they are told.
+    The server restarts meanwhile: once they are back, it does (the room came back in its
+    lobby with everyone ready, and waited for someone to press ready again)."""
+    db = tmp_path / "races.sqlite3"
+    async with running_server(fast_limits(race_rate=0.001, race_burst=1), Store(db)) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        await start_race(conns)
+        for c in conns:
+            await move(c, "resign")
+        await conns[0].wait_for(RaceOver)
+        await conns[1].request(Rematch(seq=0))
+        await conns[0].request(Start(seq=0))  # to the lobby, Bob ready
+        await conns[0].request(Start(seq=0))  # Ann ready too: over the budget, it waits
+        assert server.hub.rooms[code].state == "lobby" and code in server.hub.awaiting_start
+        await close_all(conns)
+
+    async with server_on(db) as again:
+        assert code in again.hub.awaiting_start
+        back = [Connection(again.url) for _ in joined]
+        for conn, j in zip(back, joined, strict=True):
+            await conn.open()
+            await conn.request(Resume(seq=0, code=code, token=j.token))
+        await eventually(lambda: again.hub.rooms[code].state in ("countdown", "racing"))
+        await close_all(back)
 
 
 async def test_lobby_and_results_come_back_too(tmp_path: Path) -> None:
