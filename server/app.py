@@ -504,15 +504,9 @@ class RaceServer:
             elif pipe.over_since is not None and now - pipe.over_since >= timeout:
                 self._cut(cid, ws, "output not read: the connection is too slow")
 
-    @property
-    def output_ceiling(self) -> int:
-        """Bytes a connection's socket buffer may hold at most (its share of the send buffer
-        and of the queue): past it the peer is not reading and is cut at once."""
-        return self.limits.send_buffer + self.limits.max_pending_bytes
-
     def _overflowed(self, ws: ServerConnection) -> None:
-        """``ws``'s socket buffer went past :attr:`output_ceiling` by what its own frames made
-        the server write (pongs): cut it."""
+        """What ``ws``'s own frames made the server write (pongs) piled up past the queue's
+        bound, unread: cut it."""
         cid = next((c for c, w in self.sockets.items() if w is ws), None)
         if cid is None:  # still in its handshake (or gone): nothing to tell anyone
             self.hub.count("refused_opening")
@@ -579,13 +573,24 @@ class RaceServer:
                 app._opened(self)
                 super().connection_lost(exc)
 
+            auto_written = 0
+            """Bytes the protocol wrote by itself (pongs) since the buffer was last drained."""
+
             def data_received(self, data: bytes) -> None:
+                before = self.transport.get_write_buffer_size()
                 super().data_received(data)
                 # what the peer's own frames make us write (a pong to each ping, a close)
                 # goes straight to the socket, past the output queue and its bound: a peer
-                # that pings without reading grew the buffer by 20 MB a second, for ever
-                if self.transport.get_write_buffer_size() > app.output_ceiling:
-                    app._overflowed(self)
+                # that pings without reading grew the buffer by 20 MB a second, for ever.  Only
+                # those bytes count here (a big record being read slowly is the queue's
+                # business: a keepalive ping during it must not cut its reader)
+                after = self.transport.get_write_buffer_size()
+                if after <= app.limits.send_buffer:
+                    self.auto_written = 0
+                elif after > before:
+                    self.auto_written += after - before
+                    if self.auto_written > app.limits.max_pending_bytes:
+                        app._overflowed(self)
 
         return Connection
 

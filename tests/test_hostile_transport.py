@@ -135,9 +135,8 @@ async def test_never_reading_clients_are_cut_and_output_stays_bounded() -> None:
         await close_all(conns)
 
 
-def _ping_flood(port: int, seconds: float) -> tuple[int, str]:
-    """A raw client: the handshake, hello, then WebSocket pings as fast as it can, never reading
-    (each ping makes the server write a pong).  (pings sent, how it ended)"""
+def _raw_socket(port: int) -> socket.socket:
+    """A WebSocket by hand, with a small receive buffer, that has said hello (nothing read)."""
     import base64
 
     s = socket.socket()
@@ -152,13 +151,22 @@ def _ping_flood(port: int, seconds: float) -> tuple[int, str]:
     while b"\r\n\r\n" not in head:
         head += s.recv(1)
     assert b" 101 " in head.split(b"\r\n")[0]
+    s.sendall(_frame(0x2, pack({"type": "hello", "seq": 0, "version": PROTOCOL_VERSION})))
+    return s
 
-    def frame(opcode: int, payload: bytes) -> bytes:  # masked with a zero key: payload as is
-        return bytes([0x80 | opcode, 0x80 | len(payload)]) + b"\0\0\0\0" + payload
 
-    hello = pack({"type": "hello", "seq": 0, "version": PROTOCOL_VERSION})
-    s.sendall(frame(0x2, hello))
-    pings = frame(0x9, b"x" * 125) * 64
+def _frame(opcode: int, payload: bytes) -> bytes:
+    """A client frame (masked with a zero key: the payload as is), up to 64 KiB."""
+    n = len(payload)
+    size = bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big")
+    return bytes([0x80 | opcode]) + size + b"\0\0\0\0" + payload
+
+
+def _ping_flood(port: int, seconds: float) -> tuple[int, str]:
+    """A raw client: the handshake, hello, then WebSocket pings as fast as it can, never reading
+    (each ping makes the server write a pong).  (pings sent, how it ended)"""
+    s = _raw_socket(port)
+    pings = _frame(0x9, b"x" * 125) * 64
     s.settimeout(2)
     sent = 0
     end = time.monotonic() + seconds
@@ -191,6 +199,45 @@ async def test_pings_from_a_peer_that_never_reads_are_bounded() -> None:
         # the buffer never held much more than the bound (one read's worth of pongs past it)
         assert highest <= limits.send_buffer + limits.max_pending_bytes + 64 * 1024
         await eventually(lambda: not server.sockets)
+
+
+def _slow_record_reader(port: int, race_id: str) -> tuple[int, bool]:
+    """Ask for a big record, read nothing for a while, send a keepalive ping (websockets sends
+    one every 20 s), then read it all: (bytes read, whether the connection was cut)."""
+    s = _raw_socket(port)
+    s.sendall(_frame(0x2, pack({"type": "get_race", "seq": 1, "race_id": race_id})))
+    time.sleep(0.5)  # a slow link: nothing read yet, the record fills the server's buffer
+    s.sendall(_frame(0x9, b"keepalive"))
+    time.sleep(0.3)
+    got = 0
+    s.settimeout(3)
+    cut = False
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += len(chunk)
+    except TimeoutError:
+        pass  # all read: the server keeps the connection
+    except OSError:
+        cut = True
+    s.close()
+    return got, cut
+
+
+async def test_a_keepalive_ping_while_a_big_record_is_read_slowly_cuts_nothing() -> None:
+    """The pong cut counts only what the peer's frames made the server write: a big record in
+    the buffer, read slowly, with a keepalive ping meanwhile, was cut as 'does not read'."""
+    limits = fast_limits(record_burst=4 * 1024 * 1024, record_rate=4 * 1024 * 1024)
+    async with running_server(limits) as server:
+        await finished_record(server)
+        record = big_record("c" * 12, moves=30000)
+        server.hub.finished[record.race_id] = record
+        port = int(server.url.rsplit(":", 1)[1])
+        got, cut = await asyncio.to_thread(_slow_record_reader, port, record.race_id)
+        assert not cut and server.slow_closes == 0
+        assert got > limits.send_buffer + limits.max_pending_bytes  # the whole record came
 
 
 async def test_the_server_stops_with_a_never_reading_client_backed_up() -> None:
