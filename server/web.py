@@ -15,6 +15,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from .cluster import http_url
+from .hub import RECORD_MISS_BYTES
 from .metrics import gc_lines
 
 if TYPE_CHECKING:
@@ -73,11 +74,13 @@ def race_record(
     over = not hub.record_budget.open(address, now)
     entry = None if over else hub.records.lookup(race_id, hub.finished, server.store)
     if entry is None and not over:
+        hub.record_budget.take(address, RECORD_MISS_BYTES, now)  # a lookup all the same
         return connection.respond(HTTPStatus.NOT_FOUND, "no finished race with that id\n")
     if entry is not None:
         body, etag = entry.json, entry.etag
         cache = [("ETag", etag), ("Cache-Control", "public, max-age=31536000, immutable")]
-        if etag in request.headers.get("If-None-Match", ""):
+        # (a header sent twice is two lines: get() raised on them, a 500 and a traceback)
+        if etag in ", ".join(request.headers.get_all("If-None-Match")):
             return Response(304, "Not Modified", Headers(cache), b"")
     if entry is None or not hub.record_budget.take(address, len(body), now):
         hub.count("record_budget_refused")

@@ -39,6 +39,7 @@ from protocol.messages import (
     Settings,
 )
 from server.app import CLOSE_SLOW, RaceServer
+from server.limits import budget_key
 from server.race import MAX_ACTIONS
 from server.records import ByteBudget, RecordCache
 from server.store import Store
@@ -474,6 +475,17 @@ async def test_http_records_have_an_etag_and_are_immutable() -> None:
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
+        # the header twice (a cache and a proxy each adding theirs): read as one list, where it
+        # was a 500 and a traceback in the log
+        twice = [("If-None-Match", '"other"'), ("If-None-Match", etag)]
+        status, _, _ = await http_get(server, f"/races/{record.race_id}", send=twice)
+        assert status == 304
+        # a race that is not there costs the address's record budget too, as get_race's does
+        before = server.hub.record_budget.buckets[budget_key("127.0.0.1")][0]
+        status, _, _ = await http_get(server, "/races/nosuchrace00")
+        assert status == 404
+        after = server.hub.record_budget.buckets[budget_key("127.0.0.1")][0]
+        assert before - after > 8 * 1024  # (less what refilled meanwhile)
 
 
 async def test_the_record_cache_is_bounded_by_bytes_and_the_budget_refills() -> None:
