@@ -348,25 +348,26 @@ class RaceLifecycle:
         """Players who made no move for ``race_idle_s`` are out of the race, as if they had left
         (their score stands), and told why: a seat nobody plays would hold the race, its results
         and the next race back for ever."""
-        limit = self.limits.race_idle_s
-        idle = race.idle_seats(now, limit)
+        limit, stuck_s = self.limits.race_idle_s, self.limits.stuck_undo_s
+        idle = race.idle_seats(now, limit, stuck_s)
         if not idle:
             return
-        n, unit = (round(limit / 60), "minute") if limit >= 60 else (round(limit), "second")
-        minutes = f"{n} {unit}{'' if n == 1 else 's'}"
         for sid in idle:
-            race.drop(sid, "left", now)
+            stuck = race.seats[sid].state.stuck
+            # left with no move, only an undo, and neither undone nor resigned: stuck, as
+            # they would have been without undo (the race waited on them up to race_idle_s)
+            race.drop(sid, "stuck" if stuck else "left", now)
             member = room.members.get(sid)
-            self._event("idle", room, member)
+            self._event("stuck" if stuck else "idle", room, member)
             if member is not None and member.conn is not None:
+                why = (
+                    f"no move left and no undo for {_span(stuck_s)}: you are stuck"
+                    if stuck
+                    else f"no move for {_span(limit)}: you are out of this race"
+                )
                 out.send(
                     member.conn,
-                    Error(
-                        seq=None,
-                        code="player_done",
-                        message=f"no move for {minutes}: you are out of this race "
-                        "(your score stands)",
-                    ),
+                    Error(seq=None, code="player_done", message=f"{why} (your score stands)"),
                 )
         room.progress_dirty = True
         self._save(room)
@@ -472,3 +473,9 @@ class RaceLifecycle:
         self._broadcast(
             room, ProgressUpdate(elapsed_ms=race.elapsed_ms(now), players=race.progress()), out
         )
+
+
+def _span(seconds: float) -> str:
+    """``10 minutes``, ``1 minute``, ``45 seconds``."""
+    n, unit = (round(seconds / 60), "minute") if seconds >= 60 else (round(seconds), "second")
+    return f"{n} {unit}{'' if n == 1 else 's'}"

@@ -65,6 +65,9 @@ class Limits:
     race_idle_s: float = 600.0
     """A player still playing a race who makes no move this long is out of it, as if they had
     left (their score stands): a seat nobody plays must not hold the race open for ever (0: never)."""
+    stuck_undo_s: float = 60.0
+    """A player left with no move, only an undo, who neither undoes nor resigns this long is
+    out as stuck (0: only ``race_idle_s`` applies)."""
     grace_s: float = 60.0
     """How long a dropped player's seat waits for them to resume."""
     countdown_ms: int = 3000

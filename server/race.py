@@ -202,6 +202,8 @@ class Race:
         elif state.stuck and not (self.undo != "off" and state.can_undo):
             # (with undo allowed, a move that left none can be taken back: not out yet)
             seat.status = "stuck"
+        elif state.stuck:
+            self.idle_due = 0.0  # its shorter wait (stuck_undo_s) starts now: look again
         if seat.status != "playing" and seat.finish_ms is None:
             seat.finish_ms = t_ms
 
@@ -227,21 +229,24 @@ class Race:
         seat.status = status
         seat.finish_ms = self.elapsed_ms(now)
 
-    def idle_seats(self, now: float, limit_s: float) -> list[int]:
+    def idle_seats(self, now: float, limit_s: float, stuck_s: float = 0.0) -> list[int]:
         """The seats still playing whose last move (or the start) is ``limit_s`` or more of race
-        time ago, the time the server was down not counted; sets :attr:`idle_due` to when the
-        next one can be due (moves only push it later)."""
-        if not self.running or limit_s <= 0:
+        time ago (``stuck_s`` for a seat left with no move, only an undo), the time the server
+        was down not counted; sets :attr:`idle_due` to when the next one can be due (moves only
+        push it later).  0: no such limit."""
+        if not self.running or (limit_s <= 0 and stuck_s <= 0):
             self.idle_due = float("inf")
             return []
         elapsed = self.elapsed_ms(now)
-        limit_ms = int(limit_s * 1000)
         idle: list[int] = []
         due_ms = None
         for seat in self.seats.values():
             if seat.status != "playing" or not seat.connected:
                 continue  # a seat away is the grace period's (its clock goes on when back)
-            at = (seat.times_ms[-1] if seat.times_ms else 0) + limit_ms
+            limit = stuck_s if stuck_s > 0 and seat.state.stuck else limit_s
+            if limit <= 0:
+                continue
+            at = (seat.times_ms[-1] if seat.times_ms else 0) + int(limit * 1000)
             if elapsed >= at:
                 idle.append(seat.id)
             elif due_ms is None or at < due_ms:

@@ -309,3 +309,20 @@ def test_a_move_that_leaves_none_is_stuck_only_when_it_cannot_be_undone(undo: st
     r.move(1, wire("tableau", 0, 1), 3.0)  # again, and this time resigns
     r.move(1, wire("resign"), 4.0)
     assert seat.status == "resigned"
+
+
+def test_a_player_stuck_with_only_an_undo_is_out_after_a_minute_not_ten() -> None:
+    """Left with no move but an undo, and doing neither: the race (a race to finish first waits
+    for everyone) waited on them for race_idle_s, ten minutes.  Their shorter wait starts at the
+    move that left them stuck."""
+    r = Race("r1", GameConfig("st-helena"), [(1, "Ann"), (2, "Bob")], number=5, undo="safe")
+    r.start(0.0)
+    _one_move_from_stuck(r)
+    r.idle_seats(0.5, 600.0, 60.0)
+    assert r.idle_due == 600.0  # nobody is due before ten minutes
+    r.move(1, wire("tableau", 0, 1), 1.0)
+    assert r.seats[1].status == "playing" and r.idle_due == 0.0  # look again at once
+    assert r.idle_seats(30.0, 600.0, 60.0) == []
+    assert r.idle_due == 61.0
+    assert r.idle_seats(61.0, 600.0, 60.0) == [1]  # Ann; Bob has ten minutes
+    assert r.idle_seats(61.0, 600.0, 0.0) == []  # (0: only the ten minutes)
