@@ -614,7 +614,7 @@ class RaceServer:
         now = time.monotonic()
         # an address out of its budget for new connections is dropped before its handshake
         # (the budget itself is charged by the hub once the handshake is over)
-        fast = bool(peer) and self.hub._room_bucket(peer, now, "connects").wait(now) > 0
+        fast = bool(peer) and self.hub.budget(peer, now, "connects").wait(now) > 0
         if busy > limits.max_connections or (peer and mine > limits.max_per_address) or fast:
             self.refused_early += 1
             self.hub.count("refused_opening")

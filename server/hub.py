@@ -132,9 +132,9 @@ class Hub(Upkeep):
         """Why :meth:`connect` last refused a connection."""
         self._rooms_listed: tuple[float, list[RoomSummary]] = (-1.0, [])
         """When the public rooms were last listed, and the list (:meth:`_public_rooms`)."""
-        self.room_buckets: OrderedDict[str, TokenBucket] = OrderedDict()
+        self.buckets: OrderedDict[str, TokenBucket] = OrderedDict()
         """Each address's budgets for creating rooms, joining them and starting races; bounded
-        (:meth:`_room_bucket`)."""
+        (:meth:`budget`)."""
         self.finished: OrderedDict[str, RaceRecord] = OrderedDict()
         from .records import ByteBudget, RecordCache  # (here: hub.py's imports are not mine)
 
@@ -168,7 +168,7 @@ class Hub(Upkeep):
             self.count("refused_per_address")
             self.refused_why = "too_many_connections"
             return None
-        if peer and not self._room_bucket(peer, now, "connects").take(now):
+        if peer and not self.budget(peer, now, "connects").take(now):
             self.count("refused_connect_rate")
             self.refused_why = "connecting_too_fast"
             return None
@@ -368,7 +368,7 @@ class Hub(Upkeep):
             )
         name = check_name(cmd.name)
         config = self._check_settings(cmd.settings, 1)
-        if peer and not self._room_bucket(peer, now).take(now):
+        if peer and not self.budget(peer, now).take(now):
             self.count("rooms_refused_rate")
             raise CommandError(
                 "rate_limited", "your address is opening rooms too fast: wait a little"
@@ -388,12 +388,13 @@ class Hub(Upkeep):
             Joined(seq=cmd.seq, you=member.id, role="player", token=token, room=room.info()),
         )
 
-    def _room_bucket(self, peer: str, now: float, kind: BudgetKind = "rooms") -> TokenBucket:
-        """``peer``'s budget for creating rooms, joining them, taking seats back, starting races
-        in the rooms it created, or opening connections.  A bucket that has refilled holds nothing worth keeping, so the table is
-        trimmed of the oldest ones past a bound."""
+    def budget(self, peer: str, now: float, kind: BudgetKind = "rooms") -> TokenBucket:
+        """The client address ``peer``'s budget of one ``kind``: creating rooms, joining them,
+        taking seats back, starting races in the rooms it created, or opening connections.  A
+        bucket that has refilled holds nothing worth keeping, so the table is trimmed of the
+        oldest ones past a bound."""
         key = peer if kind == "rooms" else f"{kind} {peer}"
-        bucket = self.room_buckets.get(key)
+        bucket = self.buckets.get(key)
         if bucket is None:
             limits = self.limits
             rate, burst = {
@@ -404,11 +405,11 @@ class Hub(Upkeep):
                 "races": (limits.race_rate, limits.race_burst),
             }[kind]
             bucket = TokenBucket(rate, burst, now)
-            self.room_buckets[key] = bucket
-            while len(self.room_buckets) > max(1000, 2 * limits.max_connections):
-                self.room_buckets.popitem(last=False)
+            self.buckets[key] = bucket
+            while len(self.buckets) > max(1000, 2 * limits.max_connections):
+                self.buckets.popitem(last=False)
         else:
-            self.room_buckets.move_to_end(key)
+            self.buckets.move_to_end(key)
         return bucket
 
     def _new_code(self) -> str:
@@ -432,7 +433,7 @@ class Hub(Upkeep):
             raise CommandError("already_in_room", "leave your room first")
         # the budget is charged before the code is looked up: a wrong code costs as much as a
         # right one (misses were free: 550 guesses a second at private codes from one address)
-        if conn.peer and not self._room_bucket(conn.peer, now, "joins").take(now):
+        if conn.peer and not self.budget(conn.peer, now, "joins").take(now):
             self.count("joins_refused_rate")
             raise CommandError(
                 "rate_limited", "your address is joining rooms too fast: wait a little"
@@ -468,7 +469,7 @@ class Hub(Upkeep):
 
     def _resume(self, conn: Conn, cmd: Resume, now: float, out: Outbox) -> None:
         peer = conn.peer
-        if peer and not self._room_bucket(peer, now, "resumes").take(now):
+        if peer and not self.budget(peer, now, "resumes").take(now):
             # each resume tells the whole room (a room event): 300 a second from one address
             # got the others cut for not reading fast enough
             self.count("resumes_refused_rate")
@@ -484,7 +485,7 @@ class Hub(Upkeep):
             # a resume that misses is a guess at a code or a token: charged as a join, and
             # once the address has no join left its misses say nothing (a resume that finds its
             # seat is never refused for joins: a club behind one address joined together)
-            if peer and not self._room_bucket(peer, now, "joins").take(now):
+            if peer and not self.budget(peer, now, "joins").take(now):
                 self.count("resumes_refused_rate")
                 raise CommandError(
                     "rate_limited", "your address is guessing at seats too fast: wait a little"

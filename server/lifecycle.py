@@ -66,7 +66,7 @@ class RaceLifecycle:
 
         def count(self, name: str, by: int = 1) -> None: ...
 
-        def _room_bucket(
+        def budget(
             self,
             peer: str,
             now: float,
@@ -180,7 +180,7 @@ class RaceLifecycle:
         """Seconds until the address that created ``room`` may start another race (0: now)."""
         if not room.owner:
             return 0.0
-        return self._room_bucket(room.owner, now, "races").wait(now)
+        return self.budget(room.owner, now, "races").wait(now)
 
     def _no_certified_deal(self, room: Room, by_itself: bool = False) -> str:
         then = (
@@ -379,7 +379,7 @@ class RaceLifecycle:
         if room.owner:
             # the race budget pays for races, not countdowns: a guest pressing ready and not
             # ready over and over spent the budget of every room the owner's address opened
-            self._room_bucket(room.owner, now, "races").take(now)
+            self.budget(room.owner, now, "races").take(now)
         race.start(now)
         room.state = "racing"
         room.countdown_end = None

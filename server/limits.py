@@ -101,7 +101,7 @@ class Limits:
 
 
 BudgetKind = Literal["rooms", "joins", "resumes", "races", "connects"]
-"""What an address's token buckets are for (``Hub._room_bucket``)."""
+"""What an address's token buckets are for (``Hub.budget``)."""
 
 
 def budget_key(address: str) -> str:
