@@ -433,12 +433,23 @@ class Hub(Upkeep):
             raise CommandError("already_in_room", "leave your room first")
         # the budget is charged before the code is looked up: a wrong code costs as much as a
         # right one (misses were free: 550 guesses a second at private codes from one address)
-        if conn.peer and not self.budget(conn.peer, now, "joins").take(now):
+        joins = self.budget(conn.peer, now, "joins") if conn.peer else None
+        if joins is not None and not joins.take(now):
             self.count("joins_refused_rate")
             raise CommandError(
                 "rate_limited", "your address is joining rooms too fast: wait a little"
             )
         room = self._room(cmd.code)
+        try:
+            self._join_found(conn, room, cmd, now, out)
+        except CommandError:
+            # the code was right: a name taken or a full room costs no join (a bot trying Bot,
+            # Bot 2, Bot 3... spent one on each, and the next room's bots were refused)
+            if joins is not None:
+                joins.give_back()
+            raise
+
+    def _join_found(self, conn: Conn, room: Room, cmd: JoinRoom, now: float, out: Outbox) -> None:
         until = room.kept_out(conn.peer, now)
         if until is not None:
             raise CommandError(

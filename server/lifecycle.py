@@ -202,7 +202,8 @@ class RaceLifecycle:
             self.count("races_refused_rate")
             return (
                 "the address that opened this room has started many races in a short time: "
-                f"the countdown starts by itself in {math.ceil(wait)} s"
+                f"the countdown starts by itself in {math.ceil(wait)} s, or later if that "
+                "address's other rooms start first"
             )
         number, solution = settings.deal_number, None
         if settings.winnable and self.pool is not None:

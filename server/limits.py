@@ -22,7 +22,7 @@ class Limits:
     max_bad: int = 10
     """Unreadable or out-of-order messages before the connection is closed (4400)."""
     max_connections: int = 5000
-    max_per_address: int = 32
+    max_per_address: int = 64
     """Connections from one client address (behind a trusted proxy, the forwarded address)."""
     connect_rate: float = 20.0
     """New connections one client address may open a second, on average (one address opened
@@ -30,7 +30,7 @@ class Limits:
     connect_burst: int = 100
     """...with this many at once."""
     max_rooms: int = 1000
-    max_rooms_per_address: int = 8
+    max_rooms_per_address: int = 16
     """Rooms one address may hold open at once (rooms it created that still exist)."""
     room_create_rate: float = 1 / 6
     """Rooms one address may create a second, on average (one every six seconds)..."""
@@ -48,7 +48,7 @@ class Limits:
     for ``keep_days``..."""
     race_burst: int = 20
     """...with this many at once."""
-    resume_rate: float = 1.0
+    resume_rate: float = 2.0
     """Seats one address may take back a second, on average (a resume tells the whole room)..."""
     resume_burst: int = 60
     """...with this many at once (a class behind one address, back after a restart)."""
@@ -130,6 +130,10 @@ class TokenBucket:
         """Seconds until :meth:`take` can succeed (0: now); takes nothing."""
         tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
         return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+
+    def give_back(self) -> None:
+        """A token taken for something that did not happen after all."""
+        self.tokens = min(float(self.burst), self.tokens + 1)
 
     def take(self, now: float) -> bool:
         self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)

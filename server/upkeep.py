@@ -95,7 +95,8 @@ class Upkeep(RaceLifecycle):
                 ):
                     continue  # back after a restart: its ready players first (a few seconds)
                 self.awaiting_start.discard(code)
-                self._countdown_if_all_ready(waiting, now, out)
+                # (alone too: a player on their own who pressed start was waiting like the rest)
+                self._countdown_if_all_ready(waiting, now, out, alone_ok=True)
         if now >= self._next_sweep:
             self._sweep(now, out)
         if self.live is not None and now - self._alive_written >= 1.0:

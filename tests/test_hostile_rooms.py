@@ -68,7 +68,7 @@ async def create_and_drop(url: str, address: str, seq: int = 1) -> dict[str, obj
 
 
 async def test_one_address_cannot_fill_the_room_cap() -> None:
-    async with proxied_server(max_rooms=20, abandoned_s=60.0) as server:
+    async with proxied_server(max_rooms=20, abandoned_s=60.0, max_rooms_per_address=8) as server:
         answers = [await create_and_drop(server.url, "203.0.113.66") for _ in range(30)]
         made = [a for a in answers if a["type"] == "joined"]
         refused = [a for a in answers if a["type"] == "error"]

@@ -989,3 +989,42 @@ def test_a_player_stuck_with_only_an_undo_is_out_as_stuck_after_a_minute() -> No
         "no move left and no undo for 1 minute: you are stuck (your score stands)"
     )
     assert race.seats[2].status == "playing"  # Bob plays on
+
+
+def test_a_player_alone_waiting_for_the_race_budget_starts_by_itself() -> None:
+    """A room of one held back by its address's race budget: told "starts by itself", and it
+    never did (the tick asked for two players ready)."""
+    h = Harness(race_rate=0.5, race_burst=1)
+    ann = _peer(h, "203.0.113.1")
+    joined = h.cmd(ann, CreateRoom(seq=0, name="Ann", settings=Settings()))
+    assert isinstance(joined, Joined)
+    room = h.hub.rooms[joined.room.code]
+    h.cmd(ann, Start(seq=0))
+    h.tick(h.hub.limits.countdown_ms / 1000)
+    assert room.state == "racing"
+    h.move(ann, kind="resign")
+    assert room.state == "results"
+    h.cmd(ann, Start(seq=0))  # to the lobby
+    h.cmd(ann, Start(seq=0))  # and start: the budget is spent
+    assert room.state == "lobby" and room.code in h.hub.awaiting_start
+    h.tick(2.1)
+    assert room.state == "countdown"
+
+
+def test_a_join_refused_for_its_name_costs_no_join() -> None:
+    """A bot tries Bot, Bot 2, Bot 3...: each try was a join charged, and the bots of the next
+    room were refused for joining too fast.  A code that opens a room, refused for a name taken
+    (or a full room), gives its join back."""
+    h = Harness(join_rate=0.001, join_burst=2)
+    code, _, _ = h.room(None, "Bot")
+    bots = _peer(h, "198.51.100.7")
+    for _ in range(5):
+        taken = h.cmd(bots, JoinRoom(seq=0, code=code, name="Bot"))
+        assert isinstance(taken, Error) and taken.code == "name_taken"
+    assert isinstance(h.cmd(bots, JoinRoom(seq=0, code=code, name="Bot 2")), Joined)
+    other = _peer(h, "198.51.100.7")
+    code2, _, _ = h.room(None, "Cy")
+    assert isinstance(h.cmd(other, JoinRoom(seq=0, code=code2, name="Bot")), Joined)
+    third = _peer(h, "198.51.100.7")
+    late = h.cmd(third, JoinRoom(seq=0, code=code2, name="Bot 2"))
+    assert isinstance(late, Error) and late.code == "rate_limited"  # the two joins are spent
