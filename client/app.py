@@ -639,10 +639,6 @@ class RaceApp(App[None]):
             if answer.shown:
                 said += f"; it turned up {answer.shown[0].card}, so undo stops there"
             self.model.status = said + "."
-        if isinstance(answer, Moved) and answer.stuck and answer.can_undo:
-            self.model.status = (
-                "No move is left: u takes back your last move; x x resigns (your score stands)."
-            )
         state = self.model.state
         if move.kind == Kind.UNDO:
             if self.auto_home and state is not None and auto_home(state) is not None:
@@ -726,7 +722,7 @@ class RaceApp(App[None]):
             and self.model.phase in ("countdown", "racing")
         ):
             # the seat stays for a while, and the way back is a code the screen no longer shows
-            self.farewell = f"Your seat is kept for a while: {self.join_hint} takes it back."
+            self.farewell = f"Your seat is kept for a while. To take it back:\n  {self.join_hint}"
         if session is not None:
             # a spectator leaves at once: nothing of theirs is kept (they stayed a minute as a
             # ghost in the lobby's Watching list, and their name with them)

@@ -271,6 +271,9 @@ class RaceModel:
 
     def _on_snapshot(self, e: Snapshot, now: float) -> None:
         self.you, self.role = e.you, e.role
+        if self.room is None or self.room.code != e.room.code:
+            self.bots = set()
+        self.bots |= {m.id for m in e.room.members if m.bot}  # (a seat taken back: as _set_room)
         self.room = e.room
         self.progress = e.progress
         self.needs_resync = False
@@ -459,7 +462,11 @@ def room_changes(
     told: set[int] = set()
     if host != was_host and host == you and was_host is not None:
         # first, and with why: the keys that run the room are now yours
-        keys = "s starts the race, g o v m t u + - p w change it, k removes"
+        keys = (
+            "s takes the room to the lobby for the next race, n asks for it"
+            if new.state == "results"
+            else "s starts the race, g o v m t u + - p w change it, k removes someone"
+        )
         if was_host not in after:
             told.add(was_host)
             out.insert(0, f"{safe(before[was_host].name)} left: you are the host now: {keys}")

@@ -477,6 +477,10 @@ def status_line(
     t = Text(no_wrap=True, overflow="ellipsis")
     if model.phase not in ("kicked", "gone"):  # there the board says it, once
         message = " ".join(model.status.split())
+        if stuck_with_undo(model):
+            # stays said whatever happens meanwhile (another's resign wrote over it, and the
+            # player was put out a minute later without a word)
+            message = STUCK_NOTE
         t.append("\n".join(wrap_cells(message, width, 2)) if width else safe(message))
     t.append("\n")
     if reconnecting:  # nothing but quitting works meanwhile: the keys would only be cut off
@@ -485,6 +489,27 @@ def status_line(
         return t
     t.append(keys_hint, style=DIM)
     return t
+
+
+STUCK_NOTE = (
+    "No move is left: u takes back your last move, x x resigns; in a minute (on a default "
+    "server) you are out as stuck (your score stands)."
+)
+
+
+def stuck_with_undo(model: RaceModel) -> bool:
+    """The player's board has no move left, only an undo, and their race goes on."""
+    state, me = model.state, model.my_progress()
+    return (
+        model.phase == "racing"
+        and model.role == "player"
+        and state is not None
+        and state.stuck
+        and state.can_undo
+        and not (model.room is not None and model.room.settings.undo == "off")
+        and me is not None
+        and me.status == "playing"
+    )
 
 
 HELP = """Keys  (the rules of each game: docs/rules.md)

@@ -213,7 +213,7 @@ async def test_app_reconnects_and_resumes() -> None:
             await pilot.press("q")
             assert f"your seat is kept for a while: {hint} takes it back" in app.model.status
             await pilot.press("q")
-            assert app.farewell == f"Your seat is kept for a while: {hint} takes it back."
+            assert app.farewell == f"Your seat is kept for a while. To take it back:\n  {hint}"
             await bob.close()
 
 

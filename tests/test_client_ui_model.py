@@ -145,6 +145,13 @@ def test_room_changes_say_who_came_and_went() -> None:
     model.apply(RoomUpdate(room=room([member(2, "Bob", host=True), member(3, "Cy")])), 0.0)
     assert model.status.startswith("Ann left: you are the host now") and "Cy joined" in model.status
     assert not any("host now" in m for m in room_changes(back, handed, you=3))
+    # on the results screen s goes to the lobby first: said so (it said "s starts the race")
+    on_results = room([member(2, "Bob", host=True)], state="results")
+    said = room_changes(back, on_results, you=2)
+    assert said[0] == (
+        "Ann left: you are the host now: s takes the room to the lobby for the next race, "
+        "n asks for it"
+    )
 
 
 def test_a_lobby_of_16_players_fits_80x24() -> None:
@@ -276,6 +283,22 @@ def test_a_released_seat_is_explained_after_a_snapshot() -> None:
     assert model.status == (
         "you were away too long: your seat in this race was released; you are watching"
     )
+
+
+def test_a_seat_taken_back_keeps_the_bots_tags() -> None:
+    """join after q q: the room comes in a snapshot, and its bots lost their '(bot)' in the race
+    panel until a later room update."""
+    model = RaceModel(name="Ann", phase="connecting")
+    snap = Snapshot(
+        seq=1, next_seq=5, you=1, role="player",
+        room=room([member(1, "Ann"), member(2, "Bot", bot=True)], state="racing"),
+        board=None, elapsed_ms=70_000, time_limit_ms=None, countdown_ms=None,
+        progress=[progress(1, "Ann"), progress(2, "Bot")],
+        standings=None, reveal=None,
+    )  # fmt: skip
+    model.apply(snap)
+    assert model.bots == {2}
+    assert "Bot (bot)" in render.opponents(model, 30).plain
 
 
 # -- results --------------------------------------------------------------------------------
@@ -1074,3 +1097,34 @@ def test_the_hosts_lobby_keys_change_the_settings() -> None:
     still = host_settings(three, "-", kept)
     assert isinstance(still, Settings) and still.seats == 3
     assert host_settings(lobby, "z", kept) is None
+
+
+def test_no_move_left_but_an_undo_stays_said_with_the_minute() -> None:
+    """Left with only an undo: the status line says so, and that a minute later the player is
+    out as stuck, whatever else happens meanwhile (another player's resign wrote over it)."""
+    from protocol.cards import parse
+    from protocol.helena import HelenaState
+
+    model = RaceModel(name="me", you=1, phase="racing")
+    model.room = room(
+        [member(1, "me"), member(2, "Bot", bot=True)], state="racing", game="st-helena"
+    )
+    config = GameConfig("st-helena", {})
+    bases = [[parse("K" + s)] for s in "CSHD"] + [[parse("A" + s)] for s in "CSHD"]
+    rest = ["3C", "6C", "9C", "3S", "6S", "9S", "3D", "6D", "9D", "3H"]
+    piles = [[parse("7H")], [parse("8H")], *([parse(c)] for c in rest)]
+    state = HelenaState(config, piles, [0] * 12, [], bases)
+    state._redeals_left = 0
+    model.state = state
+    model.progress = [progress(1, "me"), progress(2, "Bot")]
+    keys = Keys(model)
+    assert keys.press("1") is None
+    move = keys.press("2")
+    assert move is not None
+    state.apply(move)
+    assert state.stuck and state.can_undo
+    model.say("Bot resigned")
+    line = screens.status_line(model, "keys", False, 200).plain
+    assert "No move is left: u takes back your last move" in line and "in a minute" in line
+    model.progress = [progress(1, "me", "stuck"), progress(2, "Bot", "resigned")]
+    assert "No move is left" not in screens.status_line(model, "keys", False, 200).plain
