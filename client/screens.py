@@ -330,7 +330,7 @@ def results(
     table = _results_table(model, width, None)
     tail = _results_tail(model, join_hint)
     if height is not None:
-        room = height - len(tail.plain.splitlines()) - 1
+        room = height - len(tail.plain.splitlines())
         table = _results_table(model, width, room)
     table.append_text(tail)
     return table
@@ -356,10 +356,12 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
     idle = {p.id for p in model.progress if p.status == "left" and p.connected}
     shown = list(standings)
     if rows is not None:
-        fit_rows = max(2, rows - 3 - (1 if spider else 0) - 1)  # title, heading, note, "more"
-        if len(shown) > fit_rows:
+        fit_all = rows - 3 - (1 if spider else 0)  # the title and a blank line, heading, note
+        if len(shown) > fit_all:
+            # a line for "... and N more": the places that fit then (two lines went spare, and
+            # 8 players at 80x24 showed 6)
             mine = next((x for x in shown if x.id == model.you), None)
-            shown = shown[: fit_rows - 1]
+            shown = shown[: max(1, fit_all - 1)]
             if mine is not None and mine not in shown:
                 shown[-1] = mine  # your own place, whatever it is
     for s in shown:

@@ -1019,6 +1019,12 @@ def test_a_long_results_table_leaves_the_keys_on_screen() -> None:
     assert "more players" in text
     # a tall terminal shows everyone
     assert "more player" not in screens.results(model, 78, height=60).plain
+    # and a table that fits whole is shown whole, using the height to its last line (8
+    # players at 80x24 showed 6, "... and 2 more", and two empty lines)
+    model.last.standings = model.last.standings[:8]  # type: ignore[union-attr]
+    whole = screens.results(model, 78).plain
+    snug = screens.results(model, 78, height=len(whole.splitlines()))
+    assert "more player" not in snug.plain and snug.plain == whole
 
 
 def test_st_helena_keeps_one_row_a_pile_for_the_rest_of_a_deal() -> None:
