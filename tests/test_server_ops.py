@@ -341,6 +341,15 @@ async def test_replay_checks_an_exported_race(
     assert client_main(["replay", str(export)]) == 0
     out = capsys.readouterr().out
     assert "commitment: verified" in out and "MISMATCH" not in out
+    # listed by place, as the results showed them, whatever the record's order (join order)
+    data = json.loads(export.read_text())
+    data["players"].reverse()
+    turned = tmp_path / "turned.json"
+    turned.write_text(json.dumps(data))
+    assert client_main(["replay", str(turned)]) == 0
+    out = capsys.readouterr().out
+    ranks = [int(m) for m in re.findall(r"^  #(\d+) ", out, re.M)]
+    assert ranks == [1, 2], out
     # a tampered export does not check out: another salt, or a move changed
     salted_free = export.read_text()
     data = json.loads(salted_free)
