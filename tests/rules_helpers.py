@@ -108,6 +108,14 @@ def helena(
     return state
 
 
+def one_move_from_stuck() -> HelenaState:
+    """St. Helena with no redeal left, where either move (7H onto 8H, or 8H onto 7H) leaves no
+    move at all: only an undo."""
+    return helena(
+        "7H", "8H", "3C", "6C", "9C", "3S", "6S", "9S", "3D", "6D", "9D", "3H", redeals_left=0
+    )
+
+
 def names(cs: Iterable[int]) -> str:
     return " ".join(cards.name(x) for x in cs)
 

@@ -1108,19 +1108,13 @@ def test_the_hosts_lobby_keys_change_the_settings() -> None:
 def test_no_move_left_but_an_undo_stays_said_with_the_minute() -> None:
     """Left with only an undo: the status line says so, and that a minute later the player is
     out as stuck, whatever else happens meanwhile (another player's resign wrote over it)."""
-    from protocol.cards import parse
-    from protocol.helena import HelenaState
+    from .rules_helpers import one_move_from_stuck
 
     model = RaceModel(name="me", you=1, phase="racing")
     model.room = room(
         [member(1, "me"), member(2, "Bot", bot=True)], state="racing", game="st-helena"
     )
-    config = GameConfig("st-helena", {})
-    bases = [[parse("K" + s)] for s in "CSHD"] + [[parse("A" + s)] for s in "CSHD"]
-    rest = ["3C", "6C", "9C", "3S", "6S", "9S", "3D", "6D", "9D", "3H"]
-    piles = [[parse("7H")], [parse("8H")], *([parse(c)] for c in rest)]
-    state = HelenaState(config, piles, [0] * 12, [], bases)
-    state._redeals_left = 0
+    state = one_move_from_stuck()
     model.state = state
     model.progress = [progress(1, "me"), progress(2, "Bot")]
     keys = Keys(model)

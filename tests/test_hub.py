@@ -46,6 +46,7 @@ from protocol.messages import (
 from server.hub import Hub, check_name, normalize_code
 from server.limits import Limits, TokenBucket
 
+from .rules_helpers import one_move_from_stuck
 from .server_helpers import pick_move
 
 
@@ -965,19 +966,11 @@ def test_a_lobby_with_nobody_left_to_play_closes() -> None:
 
 
 def test_a_player_stuck_with_only_an_undo_is_out_as_stuck_after_a_minute() -> None:
-    from protocol.cards import parse
-    from protocol.helena import HelenaState
-
     h = Harness(stuck_undo_s=60.0, race_idle_s=600.0)
     code, (ann, _bob), _ = h.race(Settings(game="st-helena"), "Ann", "Bob")
     race = h.hub.rooms[code].race
     assert race is not None
-    bases = [[parse("K" + s)] for s in "CSHD"] + [[parse("A" + s)] for s in "CSHD"]
-    rest = ["3C", "6C", "9C", "3S", "6S", "9S", "3D", "6D", "9D", "3H"]
-    piles = [[parse("7H")], [parse("8H")], *([parse(c)] for c in rest)]
-    state = HelenaState(race.config, piles, [0] * 12, [], bases)
-    state._redeals_left = 0
-    race.seats[1].state = state
+    race.seats[1].state = one_move_from_stuck()
     assert isinstance(h.move(ann, kind="tableau", src=0, dst=1), Moved)  # no move left, an undo
     h.clear()
     h.tick(30.0)

@@ -10,7 +10,7 @@ from protocol.messages import WireMove, to_wire
 from protocol.moves import Kind
 from server.race import Race, RaceError, random_number
 
-from .rules_helpers import spider, suit_run
+from .rules_helpers import one_move_from_stuck, spider, suit_run
 
 T0 = 500.0
 
@@ -271,20 +271,7 @@ def test_race_records_write_moves_as_people_do() -> None:
 def _one_move_from_stuck(r: Race) -> None:
     """Seat 1 at a St. Helena position, no redeal left, where 7H onto 8H (or 8H onto 7H) leaves
     no move at all."""
-    from protocol.cards import parse
-    from protocol.helena import HelenaState
-
-    def cards(text: str) -> list[int]:
-        return [parse(c) for c in text.split()]
-
-    kings_aces = [[parse("K" + s)] for s in "CSHD"] + [[parse("A" + s)] for s in "CSHD"]
-    piles = [
-        cards("7H"),
-        cards("8H"),
-        *([parse(c)] for c in ["3C", "6C", "9C", "3S", "6S", "9S", "3D", "6D", "9D", "3H"]),
-    ]
-    state = HelenaState(r.config, piles, [0] * 12, [], kings_aces)
-    state._redeals_left = 0
+    state = one_move_from_stuck()
     assert len(state.legal_moves()) == 2  # 7H onto 8H, or 8H onto 7H: either leaves none
     r.seats[1].state = state
 
