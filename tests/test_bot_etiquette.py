@@ -146,3 +146,51 @@ async def test_a_hurried_bot_that_only_shuffles_resigns(
             bot.cancel()
             await asyncio.gather(bot, return_exceptions=True)
             await ann.close()
+
+
+async def test_a_bot_stuck_with_only_an_undo_resigns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot's move that leaves it no move but an undo: it resigns at once (a bot does not undo),
+    rather than keep the others waiting for the server's minute (stuck_undo_s) to run out."""
+    import server.race
+    from protocol.game import GameConfig
+    from protocol.game import state_class as real_state_class
+
+    from .rules_helpers import one_move_from_stuck
+
+    class OneMoveFromStuck:
+        """Every seat's board of a St. Helena race: either move leaves only an undo."""
+
+        @staticmethod
+        def from_deal(_deal: object) -> object:
+            return one_move_from_stuck()
+
+    def planted(config: GameConfig) -> object:
+        return OneMoveFromStuck if config.game == "st-helena" else real_state_class(config)
+
+    monkeypatch.setattr(server.race, "state_class", planted)
+    async with running_server(fast_limits(countdown_ms=50, stuck_undo_s=600.0)) as server_:
+        ann = Connection(server_.url)
+        await ann.open()
+        joined = await ann.request(
+            CreateRoom(seq=0, name="Ann", settings=Settings(game="st-helena"))
+        )
+        assert isinstance(joined, Joined)
+        bot = asyncio.create_task(
+            run_bot(server_.url, joined.room.code, name="Bot", level="strong", think=0.05)
+        )
+        try:
+            await wait_until(ann, RoomUpdate, lambda u: len(u.room.members) == 2)
+            await ann.request(Ready(seq=0))
+            await ann.wait_for(RaceStart, timeout=10)
+            room = server_.hub.rooms[joined.room.code]
+            assert room.race is not None
+            seat = next(s for s in room.race.seats.values() if s.name == "Bot")
+            await eventually(lambda: seat.status != "playing", timeout=20)
+            assert seat.status == "resigned" and seat.moves == ["2>1", "resign"]
+            await ann.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
+            over = await ann.wait_for(RaceOver, timeout=10)
+            assert next(s for s in over.standings if s.name == "Bot").status == "resigned"
+        finally:
+            bot.cancel()
+            await asyncio.gather(bot, return_exceptions=True)
+            await ann.close()
