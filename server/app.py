@@ -694,6 +694,7 @@ class RaceServer:
                 self._check_slow(now)
             try:
                 self._deliver(self.hub.tick(now))
+                self.refusals.flush(now)
             except Exception:
                 log.exception("tick failed", extra={"fields": {"event": "internal_error"}})
 

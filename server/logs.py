@@ -61,18 +61,23 @@ def setup_logging(fmt: str = "text", level: str = "info") -> None:
 
 
 OWED_LINES = 5
-"""Addresses given their line each time the lines owed are paid (:meth:`RefusalLog._owed`)."""
+"""Lines owed (refusals counted without a line) written each time they are paid
+(:meth:`RefusalLog.flush`), the most refused first."""
 
 
 class RefusalLog:
-    """One ``refused`` line per client address and ``every_s`` at most, for an operator's tools
-    (fail2ban): connections closed for bad input (4400) or flooding (4429), refused at the
+    """One ``refused`` line per client address, reason and ``every_s`` at most, for an operator's
+    tools (fail2ban): connections closed for bad input (4400) or flooding (4429), refused at the
     connection limit (1013, or dropped before their handshake), HTTP 429s.
 
-    A flood cannot flood the log: an address refused again within ``every_s`` of its last line
-    is only counted (the next line's ``count`` says how many times it was refused since the one
-    before); at most ``per_second`` lines a second go out in all (a flood from many addresses);
-    and at most ``addresses`` addresses are remembered, the longest unlogged forgotten first.
+    A flood cannot flood the log: an address refused again for the same reason within
+    ``every_s`` of its last line for it is only counted, and that count is written in a line of
+    its own once ``every_s`` is over (:meth:`flush`, from the server's clock tick, or the
+    address's next refusal); at most ``per_second`` lines a second go out in all (a flood from
+    many addresses); and at most ``addresses`` (address, reason) pairs are remembered, the
+    longest unlogged forgotten first.  A line for each reason: a refusal for bad input within a
+    minute of one at the connection limit was only counted, under the other reason, and never
+    written if the address stopped there (operator trial), so fail2ban never saw the 4400.
     The address is the client's budget key (an IPv6 client's /64); never a token."""
 
     def __init__(
@@ -87,39 +92,46 @@ class RefusalLog:
         self.every_s = every_s
         self.max_addresses = addresses
         self.per_second = per_second
-        self.seen: OrderedDict[str, list[Any]] = OrderedDict()
-        """address -> [when its last line went out, refusals since, the last reason]"""
+        self.seen: OrderedDict[tuple[str, str], list[Any]] = OrderedDict()
+        """(address, reason) -> [when its last line went out, refusals since, their code]"""
         self._second = 0.0
         self._lines = 0
         self._owed_at = -math.inf
         self.skipped = 0
-        """Refusals not logged at once (counted in a later line of their address, if any)."""
+        """Refusals not logged at once (counted in a later line, if any)."""
 
     def note(self, address: str, reason: str, now: float, code: int | None = None) -> bool:
         """``address`` was refused for ``reason`` (with close or status ``code``) at ``now``
         (monotonic); whether a line went out."""
         if not address:
             return False
-        entry = self.seen.get(address)
+        key = (address, reason)
+        entry = self.seen.get(key)
         if entry is not None and now - entry[0] < self.every_s:
             entry[1] += 1
+            entry[2] = code
             self.skipped += 1
             return False
-        if now - self._second >= 1.0:
-            self._second, self._lines = now, 0
-        if self._lines >= self.per_second:
+        if not self._may_write(now):
             # over the lines a second: remembered and counted all the same, so that decoys
             # using up each second's lines cannot keep an address out of the log for good
             if entry is None:
-                entry = self._remember(address, [-math.inf, 0, reason])
+                entry = self._remember(key, [-math.inf, 0, code])
             entry[1] += 1
-            entry[2] = reason
+            entry[2] = code
             self.skipped += 1
-            self._owed(now)
+            self.flush(now)
+            return False
+        self._line(address, reason, (entry[1] if entry is not None else 0) + 1, code)
+        self._remember(key, [now, 0, code])
+        return True
+
+    def _may_write(self, now: float) -> bool:
+        if now - self._second >= 1.0:
+            self._second, self._lines = now, 0
+        if self._lines >= self.per_second:
             return False
         self._lines += 1
-        self._line(address, reason, (entry[1] if entry is not None else 0) + 1, code)
-        self._remember(address, [now, 0, reason])
         return True
 
     def _line(self, address: str, reason: str, count: int, code: int | None = None) -> None:
@@ -129,23 +141,25 @@ class RefusalLog:
         fields["count"] = count
         self.log.warning("refused", extra={"fields": fields})
 
-    def _remember(self, address: str, entry: list[Any]) -> list[Any]:
-        self.seen[address] = entry
-        self.seen.move_to_end(address)
+    def _remember(self, key: tuple[str, str], entry: list[Any]) -> list[Any]:
+        self.seen[key] = entry
+        self.seen.move_to_end(key)
         while len(self.seen) > self.max_addresses:
             self.seen.popitem(last=False)
         return entry
 
-    def _owed(self, now: float) -> None:
-        """At most every ``every_s / 6``: a line for each of the few addresses refused most
-        without one (past the lines a second), whatever else fills each second."""
+    def flush(self, now: float) -> None:
+        """At most every ``every_s / 6``: the lines owed, for the few (address, reason) pairs
+        refused most without a line for ``every_s`` or more (counted within their minute, or
+        past the lines a second), whatever else fills each second."""
         if now - self._owed_at < self.every_s / 6:
             return
         self._owed_at = now
         owed = sorted(
-            ((e[1], a, e[2]) for a, e in self.seen.items() if e[1] and now - e[0] >= self.every_s),
+            ((e[1], k, e[2]) for k, e in self.seen.items() if e[1] and now - e[0] >= self.every_s),
+            key=lambda o: o[0],
             reverse=True,
         )[:OWED_LINES]
-        for count, address, why in owed:
-            self._line(address, why, int(count))
-            self.seen[address] = [now, 0, why]
+        for count, (address, why), code in owed:
+            self._line(address, why, int(count), code)
+            self.seen[(address, why)] = [now, 0, code]

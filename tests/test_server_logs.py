@@ -92,14 +92,19 @@ async def test_abuse_is_logged_once_a_minute_per_address(lines: Lines) -> None:
                 "count": 1,
             }
         ]
-        # the same address refused for another reason within the minute: still counted only
+        # the same address refused for another reason within the minute: a line of its own
+        # (it was only counted, under the first reason, and fail2ban never saw it)
         async with ws_connect(server.url), ws_connect(server.url):
             with pytest.raises(ConnectionClosed) as full:
                 async with ws_connect(server.url) as third:
                     await third.recv()
             assert full.value.rcvd is not None and full.value.rcvd.code == 1013
-        assert len(lines.events("refused")) == 1
-        assert server.refusals.seen["127.0.0.1"][1] >= 2
+        refused = lines.events("refused")
+        assert [(f["reason"], f.get("code"), f["count"]) for f in refused] == [
+            ("bad_input", 4400, 1),
+            ("too_many_connections", 1013, 1),
+        ]
+        assert server.refusals.seen[("127.0.0.1", "bad_input")][1] == 1  # the second 4400
     assert not any("token" in str(f) for f in lines.fields)
 
 
@@ -116,6 +121,25 @@ def test_the_refusal_log_is_bounded() -> None:
         assert len(handler.fields) == 1
         assert log.note("203.0.113.9", "flooding", 71.0, 4429)
         assert handler.fields[-1]["count"] == 1000
+        # refusals counted within the minute get their line once it is over, even if the
+        # address stops there (the server's clock tick flushes)
+        handler.fields.clear()
+        for i in range(7):
+            log.note("203.0.113.9", "flooding", 72.0 + i, 4429)
+        log.note("203.0.113.9", "bad_input", 80.0, 4400)  # another reason: a line of its own
+        assert [(f["reason"], f["count"]) for f in handler.fields] == [("bad_input", 1)]
+        log.flush(120.0)  # not a minute since the flooding line yet
+        assert len(handler.fields) == 1
+        log.flush(131.5)
+        assert handler.fields[-1] == {
+            "event": "refused",
+            "address": "203.0.113.9",
+            "reason": "flooding",
+            "code": 4429,
+            "count": 7,
+        }
+        log.flush(200.0)
+        assert len(handler.fields) == 2  # written once
         # many addresses at once: at most per_second lines a second
         handler.fields.clear()
         for i in range(1000):
