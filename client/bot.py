@@ -308,9 +308,14 @@ async def run_bot(
             await conn.close()
 
 
-RECONNECT_FOR = 90.0
-"""Seconds a bot keeps trying to take its seat back after its connection drops (the server's
-grace period is a minute; a restart takes a few seconds more)."""
+RECONNECT_FOR = 1800.0
+"""Seconds a bot keeps trying to take its seat back while the server does not answer (a drop, a
+restart, an upgrade, a full disk being mended).  A restored room keeps every seat for the grace
+period from the restart on, however long the server was down, so a bot that gave up after a
+minute and a half lost its seat where the people came back (operator trial); a server that
+answers that the seat is gone ends the tries at once."""
+RECONNECT_DELAY_MAX = 5.0
+"""The longest pause between two tries (from half a second, doubled each time)."""
 GIVE_UP_CODES = frozenset({4400, 4429, 4409})
 """Close codes after which trying again would only be refused again (bad input, rate, a seat
 resumed elsewhere)."""
@@ -326,7 +331,8 @@ class _Restarting(Exception):
 
 async def _reconnect(seat: _Seat, url: str) -> Snapshot | None:
     """A new connection that takes the seat back (``resume``), as a person's client does after a
-    drop or a server restart: tried every second or two for :data:`RECONNECT_FOR` seconds; None
+    drop or a server restart: tried again and again (up to :data:`RECONNECT_DELAY_MAX` apart) for
+    :data:`RECONNECT_FOR` seconds; None
     when the seat is gone (released, the room closed) or the server stays away."""
     loop = asyncio.get_running_loop()
     end = loop.time() + RECONNECT_FOR
@@ -343,14 +349,14 @@ async def _reconnect(seat: _Seat, url: str) -> Snapshot | None:
                 log.info("%s: the seat could not be taken back: %s", seat.name, exc.message)
                 return None
             await asyncio.sleep(delay)
-            delay = min(2.0, delay * 2)
+            delay = min(RECONNECT_DELAY_MAX, delay * 2)
             continue
         except (OSError, Disconnected, TimeoutError, InvalidHandshake):
             # (InvalidHandshake: a proxy in front answers 502 while the server restarts)
             with contextlib.suppress(Exception):
                 await conn.close()
             await asyncio.sleep(delay)
-            delay = min(2.0, delay * 2)
+            delay = min(RECONNECT_DELAY_MAX, delay * 2)
             continue
         assert isinstance(snap, Snapshot)
         conn._seq = itertools.count(max(next(conn._seq), snap.next_seq))
