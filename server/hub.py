@@ -78,6 +78,7 @@ from .rooms import (
     MemberState,
     Room,
     display_code,
+    log_label,
     normalize_code,
 )
 from .store import Store
@@ -117,6 +118,8 @@ class Hub(Upkeep):
     ) -> None:
         self.limits = limits or Limits()
         self.store = store
+        self.log_key = store.secret("log-labels") if store is not None else secrets.token_bytes(16)
+        """What names private rooms in the logs (:func:`~server.rooms.log_label`)."""
         self.pool = pool
         """Deals certified winnable (``server.pool``), or None: rooms cannot ask for one."""
         self.awaiting_start: set[str] = set()
@@ -784,8 +787,9 @@ class Hub(Upkeep):
                 out.send(m.conn, event)
 
     def _event(self, name: str, room: Room, member: MemberState | None, **fields: object) -> None:
-        # (the room's code as players see and type it)
-        extra: dict[str, object] = {"event": name, "room": display_code(room.code)}
+        # (a public room's code as players see and type it; a private room's label)
+        label = log_label(room.code, room.settings.private, self.log_key)
+        extra: dict[str, object] = {"event": name, "room": label}
         if member is not None:
             extra["player"] = f"{member.id}:{member.name}"
         extra.update({k: v for k, v in fields.items() if v is not None})

@@ -5,6 +5,7 @@ them, and ``server.durable`` writes them down and reads them back."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -228,3 +229,14 @@ def normalize_code(code: str) -> str:
 
 def display_code(code: str) -> str:
     return f"{code[:4]}-{code[4:]}"
+
+
+def log_label(code: str, private: bool, key: bytes) -> str:
+    """How the logs name a room: a public room by its code (it is listed for all to see), a
+    private one by ``private-`` and a keyed hash of its code, the same for the room's whole life
+    and across restarts (``key`` is kept in the database), that nobody can turn back into the
+    code: a private code is what lets a stranger in, and logs go where the database does not
+    (journald, log shippers, whoever reads them)."""
+    if not private:
+        return display_code(code)
+    return "private-" + hmac.new(key, code.encode(), hashlib.sha256).hexdigest()[:10]

@@ -17,6 +17,7 @@ import fcntl
 import json
 import logging
 import os
+import secrets
 import socket
 import sqlite3
 import threading
@@ -360,6 +361,19 @@ class Store:
     def writing(self) -> contextlib.AbstractContextManager[None]:
         """For other tables' writes (``server.durable``): inside the open group, all or none."""
         return self._writing()
+
+    def secret(self, name: str) -> bytes:
+        """A random key kept in the database (``meta``), made the first time it is asked for:
+        the same after a restart.  (The key that names private rooms in the logs.)"""
+        key = f"secret:{name}"
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            value = secrets.token_hex(16)
+            with self._writing():
+                self.db.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (key, value))
+            self.commit()
+            return bytes.fromhex(value)
+        return bytes.fromhex(row[0])
 
     def start_race(self, race: Race, room: str, settings: PublicSettings, wall: float) -> None:
         with self._writing():

@@ -18,7 +18,7 @@ from protocol.messages import Notice, RaceOver
 from .durable import LiveRooms, Unrevivable, revive_race_only, revive_room
 from .lifecycle import RESTART_HOLD_S, RaceLifecycle
 from .outbox import CLOSE_IDLE, CLOSE_RESTART, Conn, Outbox
-from .rooms import MemberState, Room, display_code
+from .rooms import MemberState, Room, log_label
 
 log = logging.getLogger("patience_race.server")
 
@@ -30,6 +30,7 @@ class Upkeep(RaceLifecycle):
     rooms: dict[str, Room]
     conns: dict[int, Conn]
     live: LiveRooms | None
+    log_key: bytes
     rooms_per_address: dict[str, int]
     _next_sweep: float
     _next_prune: float
@@ -233,7 +234,7 @@ class Upkeep(RaceLifecycle):
                     extra={
                         "fields": {
                             "event": "room_lost",
-                            "room": display_code(code),
+                            "room": log_label(code, _private(doc), self.log_key),
                             "why": str(exc),
                         }
                     },
@@ -318,3 +319,12 @@ def _race_id_of(doc: str) -> str | None:
         return str(race["race_id"]) if race else None
     except (ValueError, AttributeError, KeyError, TypeError):
         return None
+
+
+def _private(doc: str) -> bool:
+    """Whether a stored room document is a private room's (if it cannot be read: as if it were,
+    so that its code stays out of the logs)."""
+    try:
+        return bool(json.loads(doc)["settings"]["private"])
+    except (ValueError, KeyError, TypeError):
+        return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from websockets.asyncio.client import connect as ws_connect
@@ -12,6 +13,7 @@ from websockets.exceptions import ConnectionClosed
 
 from protocol.messages import RaceOver, Settings
 from server.logs import OWED_LINES, RefusalLog
+from server.rooms import log_label
 
 from .rules_helpers import spider, suit_run
 from .server_helpers import close_all, fast_limits, host_and_join, move, running_server, start_race
@@ -175,3 +177,36 @@ async def test_a_record_fetch_over_the_budget_is_logged(lines: Lines) -> None:
     assert [(f["address"], f["reason"], f["code"]) for f in refused] == [
         ("127.0.0.1", "record_rate", 429)
     ]
+
+
+async def test_a_private_room_is_logged_by_a_label_that_does_not_give_its_code(
+    lines: Lines, tmp_path: Path
+) -> None:
+    """A private room's code is what lets a stranger in: the logs (journald, log shippers) name
+    it by a keyed hash, the same in every line and after a restart (the key is in the
+    database); a public room, listed for all to see, by its code (operator trial)."""
+    from server.store import Store
+
+    db = tmp_path / "races.sqlite3"
+    codes: list[str] = []
+    runs: list[list[tuple[object, object]]] = []
+    for _ in range(2):  # then a second server on the same database: the room is restored
+        async with running_server(store=Store(db)) as server:
+            conns, code, _ = await host_and_join(
+                server.url, ["Ann", "Bob"], Settings(game="spider", private=True)
+            )
+            await start_race(conns)
+            await close_all(conns)
+        codes.append(code)
+        runs.append([(f["event"], f["room"]) for f in lines.fields if "room" in f])
+        shown = f"{code[:4]}-{code[4:]}"
+        assert not any(code in str(f) or shown in str(f) for f in lines.fields)
+        lines.fields.clear()
+    key = Store(db).secret("log-labels")
+    first, second = (log_label(c, True, key) for c in codes)
+    assert first.startswith("private-") and first != second
+    assert {room for _, room in runs[0]} == {first}
+    assert ("room_restored", first) in runs[1]  # the same label after the restart
+    assert ("room_created", second) in runs[1]
+    assert {room for _, room in runs[1]} == {first, second}
+    assert log_label("K7QMX2PF", False, key) == "K7QM-X2PF"  # a public room: its code
