@@ -234,7 +234,7 @@ class Hub(Upkeep):
         conn.last_seen = now
         if not conn.bucket.take(now):
             conn.limited += 1
-            self.count("rate_limited")
+            self.count("rejected_rate_limited")
             seq = getattr(cmd, "seq", None)
             out.send(
                 cid, Error(seq=seq, code="rate_limited", message="too many messages: slow down")
@@ -261,6 +261,7 @@ class Hub(Upkeep):
             self.count("commands_repeated")
             return out
         if again is None and cmd.seq <= cache.highest:
+            self.count("rejected_bad_message")
             out.send(
                 cid,
                 Error(

@@ -139,14 +139,16 @@ def metrics_text(server: RaceServer) -> str:
         "# HELP patience_race_rejected_total Commands refused, by error code.",
         "# TYPE patience_race_rejected_total counter",
     ]
-    for key, value in sorted(hub.metrics.items()):
-        if key.startswith(("rejected_", "bad_input_")):
-            code = (
-                key.split("_", 1)[1]
-                if key.startswith("rejected_")
-                else key.removeprefix("bad_input_")
-            )
-            lines.append(f'patience_race_rejected_total{{code="{code}"}} {value}')
+    # (one series a code: a code refused both before and while handling, bad_message, was two
+    # series of one name and label, which a scraper takes as a broken page)
+    rejected: dict[str, int] = {}
+    for key, value in hub.metrics.items():
+        for prefix in ("rejected_", "bad_input_"):
+            if key.startswith(prefix):
+                code = key.removeprefix(prefix)
+                rejected[code] = rejected.get(code, 0) + value
+    for code, value in sorted(rejected.items()):
+        lines.append(f'patience_race_rejected_total{{code="{code}"}} {value}')
     lines += [
         "# HELP patience_race_closes_total Connections closed, by close code.",
         "# TYPE patience_race_closes_total counter",

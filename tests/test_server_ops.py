@@ -43,6 +43,7 @@ from .server_helpers import (
     host_and_join,
     http_get,
     move,
+    pack,
     pick_move,
     play,
     raw_client,
@@ -127,10 +128,23 @@ async def test_metrics_count_connections_rooms_moves_refusals_and_closes() -> No
                 await ws.send(b"\xc1")
             assert await raw_close_code(ws) == 4400
         await eventually(lambda: 4400 in server.close_codes)
+        async with raw_client(server.url) as ws:
+            # a sequence number used again, a server event sent as a command (both
+            # bad_message), then commands far over the rate (rate_limited, uncounted before)
+            await ws.send(pack({"type": "list_rooms", "seq": 5}))
+            await ws.send(pack({"type": "list_rooms", "seq": 3}))
+            await ws.send(pack({"type": "ack", "seq": 6}))
+            for n in range(7, 400):
+                await ws.send(pack({"type": "list_rooms", "seq": n}))
+            assert await raw_close_code(ws, timeout=10) == 4429
         status, headers, body = await http_get(server, "/metrics")
         assert status == 200
         assert headers["content-type"].startswith("text/plain; version=0.0.4")
+        series = [line.rsplit(" ", 1)[0] for line in body.decode().splitlines() if line[:1] != "#"]
+        assert len(series) == len(set(series))  # each series once (bad_message was twice)
         m = parse_metrics(body.decode())
+        assert m['patience_race_rejected_total{code="bad_message"}'] == 2
+        assert m['patience_race_rejected_total{code="rate_limited"}'] >= 10
         assert m["patience_race_connections"] == 3
         assert m["patience_race_rooms"] == 2
         assert m["patience_race_races_running"] == 1
