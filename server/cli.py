@@ -116,6 +116,17 @@ def _host(text: str) -> str | None:
     return None if text.strip() else "must name an address (0.0.0.0 for every one)"
 
 
+class _BadEnv:
+    """An option's value from an environment variable that is nonsense: refused after parsing
+    (:func:`config_problem`) if no flag overrides it."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def __str__(self) -> str:
+        return self.why
+
+
 def _env(name: str, default: str | None) -> str | None:
     return os.environ.get(ENV_PREFIX + name.upper().replace("-", "_"), default)
 
@@ -145,14 +156,18 @@ def build_parser() -> argparse.ArgumentParser:
         value = default
         if env is not None:
             var = ENV_PREFIX + name.upper().replace("-", "_")
+            problem: str | None
             try:
                 value = type(env)
             except ValueError:
-                p.exit(2, f"{p.prog}: {var}={env!r} is not {kind} (--{name}: {help})\n")
-            problem = check(value) if check is not None else None
+                problem = f"{var}={env!r} is not {kind}"
+            else:
+                problem = check(value) if check is not None else None
+                problem = None if problem is None else f"{var}={env!r}: {problem}"
             if problem is not None:
-                p.exit(2, f"{p.prog}: {var}={env!r}: {problem} (--{name}: {help})\n")
-
+                # refused after parsing unless the flag is given: the flag wins (a bad value in
+                # the environment stopped a server whose command line overrode it)
+                value = _BadEnv(f"{problem} (--{name}: {help})")
         if check is not None:
             checks[name.replace("-", "_")] = (name, check)
         p.add_argument(f"--{name}", type=type, default=value, help=f"{help} (default: {default})")
@@ -371,6 +386,9 @@ def raise_open_file_limit() -> None:
 def config_problem(args: argparse.Namespace) -> str | None:
     """The first option whose value is nonsense (a flag's: the environment's were refused as
     the parser was built), in one line, or None."""
+    for value in vars(args).values():
+        if isinstance(value, _BadEnv):
+            return value.why
     for dest, (name, check) in args._checks.items():
         value = getattr(args, dest)
         problem = check(value)
@@ -526,10 +544,12 @@ def loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
     try:
         import uvloop
     except ImportError:
-        if choice == "uvloop":
-            raise SystemExit(
-                "patience-race-server: --loop uvloop needs uvloop: pip install uvloop"
-            ) from None
+        if choice == "uvloop":  # a bad setting: exit status 2, as every other
+            print(
+                "patience-race-server: --loop uvloop needs uvloop: pip install uvloop",
+                file=sys.stderr,
+            )
+            raise SystemExit(2) from None
         return None
     return uvloop.new_event_loop
 

@@ -248,7 +248,14 @@ class RaceLifecycle:
         if not back and now < min(room.held_until, room.restored_at + RESTART_HOLD_S):
             return
         room.countdown_end = now + self.limits.countdown_ms / 1000
-        self._event("countdown", room, None, race=race.race_id, after_restart=True)
+        self._event(
+            "countdown",
+            room,
+            None,
+            race=race.race_id,
+            players=len(race.seats),
+            after_restart=True,
+        )
         self._broadcast(
             room,
             Countdown(

@@ -44,11 +44,34 @@ def test_a_bad_environment_variable_is_said_in_one_line(
     """A mistake in /etc/patience-race/env is refused as the same mistake in a flag is: one
     line naming the variable, exit 2, no traceback."""
     monkeypatch.setenv(var, value)
-    with pytest.raises(SystemExit) as done:
-        main(["--db", ":memory:"])
-    assert done.value.code == 2
+    assert main(["--db", ":memory:"]) == 2
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err
+
+
+def test_a_flag_wins_over_a_bad_environment_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """operations.md says the flag wins: a bad PATIENCE_RACE_GRACE stopped a server started
+    with --grace 30 all the same (operator trial)."""
+    monkeypatch.setenv("PATIENCE_RACE_GRACE", "abc")
+    assert build_parser().parse_args(["--grace", "30"]).grace == 30.0
+    assert main(["--grace", "30", "--db", ":memory:", "--schema"]) == 0
+    assert "PATIENCE_RACE_GRACE" not in capsys.readouterr().err
+
+
+def test_loop_uvloop_without_uvloop_is_a_bad_setting(capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit status 2, as every other bad setting (it was 1, a crash to a service manager)."""
+    import importlib.util
+
+    from server.cli import loop_factory
+
+    if importlib.util.find_spec("uvloop") is not None:
+        pytest.skip("uvloop is installed here")
+    with pytest.raises(SystemExit) as done:
+        loop_factory("uvloop")
+    assert done.value.code == 2
+    assert "--loop uvloop needs uvloop" in capsys.readouterr().err
 
 
 def test_defaults_without_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,9 +167,7 @@ def test_a_nonsense_environment_variable_is_said_in_one_line(
     value: str,
 ) -> None:
     monkeypatch.setenv(var, value)
-    with pytest.raises(SystemExit) as done:
-        main(["--db", ":memory:"])
-    assert done.value.code == 2
+    assert main(["--db", ":memory:"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert err.startswith(f"patience-race-server: {var}={value!r}"), err
