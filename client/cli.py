@@ -17,7 +17,7 @@ from protocol.record import RecordError
 
 from .net import DEFAULT_URL, URL_ENV
 from .replay import cmd_replay
-from .safe import clean
+from .safe import clean, clean_lines
 from .solve import add_solve_parser
 from .text import render_board
 
@@ -284,8 +284,8 @@ def run_app(plan: object) -> int:
     if app.failed:
         print(f"patience-race: {clean(app.failed)}", file=sys.stderr)
         return 1
-    if app.farewell:
-        print(clean(app.farewell))
+    if app.farewell:  # our own text, in lines (the join command on a line of its own)
+        print(clean_lines(app.farewell))
     return app.return_code or 0  # 1 when the app stopped on an error (Textual printed it)
 
 

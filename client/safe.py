@@ -34,3 +34,9 @@ def clean(text: object) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def clean_lines(text: object) -> str:
+    """:func:`clean` line by line: the line breaks of a message of our own (a farewell with the
+    command to type on its own line) stay line breaks; every other character as :func:`clean`."""
+    return "\n".join(clean(line) for line in str(text).split("\n"))

@@ -266,3 +266,55 @@ def test_the_practice_command_gives_hints_and_saves_its_record(tmp_path: Path) -
         assert "practice game: undo without limit, 1 hint used" in check.stdout
     finally:
         term.close()
+
+
+def test_quitting_a_race_prints_the_way_back_on_lines_of_its_own(tmp_path: Path) -> None:
+    """``host``, a race, ``q q``: the terminal is left with the command that takes the seat
+    back, on a line of its own (it printed ``...take it back:\\x0a  patience-race join``: the
+    line break was escaped with the rest; new-user trial)."""
+    import json
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "--port", "0", "--db", ":memory:"]
+        + ["--log-format", "json", "--countdown-ms", "100"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    term = None
+    try:
+        assert server.stderr is not None
+        url = ""
+        while not url:
+            line = server.stderr.readline()
+            assert line, "the server stopped before listening"
+            url = json.loads(line).get("url", "")
+        env = {**os.environ, "TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path)}
+        argv = ["host", "spider", "--suits", "1", "--name", "Ann", "--server", url]
+        term = Screen([*argv, "--bots", "1", "--think", "0.5"], env)
+        term.wait_for("Bot 1", 30)
+        os.write(term.fd, b"s")  # ready and start
+        term.wait_for("Stock 50", 30)
+        os.write(term.fd, b"qq")
+        raw = b""  # what is printed once the app has left the screen, as the terminal gets it
+        end = time.monotonic() + 15
+        while b"patience-race join" not in raw and time.monotonic() < end:
+            ready, _, _ = select.select([term.fd], [], [], 0.2)
+            if ready:
+                try:
+                    raw += os.read(term.fd, 65536)
+                except OSError:
+                    break
+        farewell = raw[raw.rfind(b"Your seat is kept") :]
+        assert re.match(
+            rb"Your seat is kept for a while\. To take it back:\r?\n  patience-race join ", farewell
+        ), farewell
+        assert b"\\x0a" not in farewell
+    finally:
+        if term is not None:
+            term.close()
+        server.kill()
+        server.wait()
+        if server.stderr is not None:
+            server.stderr.close()
