@@ -275,8 +275,10 @@ def test_quitting_a_race_prints_the_way_back_on_lines_of_its_own(tmp_path: Path)
     import json
 
     server = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "--port", "0", "--db", ":memory:"]
-        + ["--log-format", "json", "--countdown-ms", "100"],
+        [
+            *(sys.executable, "-m", "server.cli", "--port", "0", "--db", ":memory:"),
+            *("--log-format", "json", "--countdown-ms", "100"),
+        ],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
