@@ -172,9 +172,10 @@ class Session:
         self.model.name = name
         self.model.apply(joined)
         if self.remember:
+            # held whatever the role: a member watching until the next race is seated then,
+            # and a bare join in another terminal must not take it meanwhile
             save_seat(self.url, joined.room.code, joined.token, name)
-            if joined.role == "player":
-                self._hold(name)
+            self._hold(name)
 
     def _hold(self, name: str) -> None:
         """Mark the seat as in use by this client (the mark of any seat held before goes)."""

@@ -253,3 +253,33 @@ async def test_play_shows_a_join_command_that_works_from_another_terminal() -> N
             joined = await bob.request(JoinRoom(seq=0, code=words[2], name="Bob"))
             assert isinstance(joined, Joined) and joined.room.code == words[2].replace("-", "")
         await pilot.press("q")
+
+
+async def test_a_join_that_watches_until_the_next_race_holds_its_seat() -> None:
+    """Cy joins a room that is racing (``join CODE --name Cy``): she watches, and is seated at
+    the next race.  Her terminal sits in that membership all along, so a bare ``join`` in
+    another terminal never offers it (it did: the mark was made only for a join that was
+    seated at once, and Ann, choosing Cy's seat from the list, cut Cy off; new-user trial)."""
+    from client.model import RaceModel
+    from client.seats import seat_in_use
+    from client.session import Session
+    from protocol.messages import Settings
+
+    from .server_helpers import close_all, host_and_join, start_race
+
+    async with running_server() as server:
+        conns, code, _ = await host_and_join(
+            server.url, ["Ann", "Bob"], Settings(game="spider", options={"suits": 1})
+        )
+        await start_race(conns)
+        cy = Session(server.url, RaceModel(name="Cy"))
+        try:
+            await cy.connect()
+            joined = await cy.join(code, "Cy")
+            assert getattr(joined, "role", None) == "spectator"
+            assert saved_seat(server.url, code, "Cy") is not None
+            assert seat_in_use(server.url, code, "Cy")
+        finally:
+            await cy.close()
+            await close_all(conns)
+        assert not seat_in_use(server.url, code, "Cy")  # her client left: the mark went
