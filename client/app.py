@@ -383,6 +383,7 @@ class RaceApp(App[None]):
         elif m.phase == "countdown":
             main.update(screens.countdown(m, width, height))
         elif m.phase == "racing":
+            m.screen = (self.size.width, self.size.height)
             self.grid = render.board_grid(m, self.keys, height, width)
             main.update(self.grid.text())
         elif m.phase == "results":

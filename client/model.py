@@ -101,6 +101,10 @@ class RaceModel:
     rows_layout: tuple[object, ...] | None = None
     """St. Helena and Louis: the deal and screen size for which the board went to one row a
     pile (client.render keeps it so until the next deal or a resize)."""
+    screen: tuple[int, int] | None = None
+    """The terminal's size (columns, lines), set by the app before each drawing: what a resize
+    changes.  The board's own height also changes with the status line's (a message of two
+    lines), which must not move the board (:attr:`rows_layout`)."""
     removed: set[int] = field(default_factory=set)
     """Members this client (the host) removed: their going is said as such, not as leaving."""
 

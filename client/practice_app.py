@@ -99,6 +99,7 @@ class PracticeApp(RaceApp):
                 screens.too_small(self.size.width, self.size.height, "practice", "the game goes on")
             )
         else:
+            self.model.screen = (self.size.width, self.size.height)
             self.grid = render.board_grid(self.model, self.keys, height, width)
             main.update(self.grid.text())
 

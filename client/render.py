@@ -311,7 +311,10 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     side = [len(state.piles[i]) for i in (4, 5, 10, 11)]
     # once a deal has needed the rows on this screen, it keeps them until the next deal or a
     # resize: one card more or less must not redraw the whole board elsewhere under the mouse
-    sticky = (model.race_id, state.redeals_left, state.deals_left, width, height)
+    # (the terminal's size, not the board's: a status message of two lines is no resize; the
+    # board went from rows to around the foundations and back with each such message)
+    size = model.screen or (width, height)
+    sticky = (model.race_id, state.redeals_left, state.deals_left, size)
     if max(vertical) > band or max(side) > per_row * (corner + 1) or model.rows_layout == sticky:
         # too small a board for every card around the foundations (80x24 with the race panel):
         # one row a pile, so that no card is ever folded away

@@ -1049,6 +1049,17 @@ def test_st_helena_keeps_one_row_a_pile_for_the_rest_of_a_deal() -> None:
     assert one_row_a_pile(render.board_grid(model, Keys(model), 27, 86))
     # another screen size is chosen afresh
     assert not one_row_a_pile(render.board_grid(model, Keys(model), 40, 120))
+    # the app gives the terminal's size: a status message of two lines takes a line from the
+    # board, which is no resize (the board went around the foundations and back at each one)
+    model.rows_layout = None
+    model.screen = (120, 30)
+    piles[0].extend(piles[11][:6])
+    assert one_row_a_pile(render.board_grid(model, Keys(model), 27, 86))
+    del piles[0][-6:]
+    assert one_row_a_pile(render.board_grid(model, Keys(model), 26, 86))  # two-line status
+    assert one_row_a_pile(render.board_grid(model, Keys(model), 27, 86))
+    model.screen = (130, 30)  # a resize: chosen afresh
+    assert not one_row_a_pile(render.board_grid(model, Keys(model), 27, 86))
 
 
 @pytest.mark.parametrize("size", [(27, 86), (24, 46)])  # around the foundations, and in rows
