@@ -296,19 +296,30 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     y += 1
     if height >= 30:
         y += 1
-    # sizes: four foundation columns in the middle, a side pile on each side
-    card_w = 2 if width < 60 else 3 if width < 90 else 4
-    gap = 1 if width < 90 else 2
+    # sizes: four foundation columns in the middle, a side pile on each side.  Cards grow with
+    # the screen; the biggest cards and gap with which every side pile lies on one row are
+    # taken (a side pile wrapped into the corner shares its rows with piles 1-4's top cards,
+    # where they were taken for those piles' own), else the screen's own size, wrapping
+    vertical = [len(state.piles[i]) for i in (0, 1, 2, 3, 6, 7, 8, 9)]
+    side = [len(state.piles[i]) for i in (4, 5, 10, 11)]
+    biggest = (
+        2 if width < 60 else 3 if width < 90 else 4 if width < 150 else 5 if width < 190 else 6
+    )
+    card_w, gap = biggest, 1 if width < 90 else 2
+    for w, g in ((c, g) for c in range(biggest, 1, -1) for g in (2, 1)):
+        if w < 4 and g == 2:
+            continue  # plain names (no tile) are set one space apart
+        if _helena_per_row(width, w, g) >= max(side):
+            card_w, gap = w, g
+            break
     cell = card_w + gap
     side_w = max(2 * cell + 3, (width - 4 * cell - 2) // 2)
     mid_x = side_w + 1
     band = max(3, (height - y - 4) // 2)
     sel = keys.source
     room = side_w - card_w - 1  # beside the foundations, the pile's key label apart
-    per_row = max(1, room // cell)
+    per_row = _helena_per_row(width, card_w, gap)
     corner = band  # rows free beside a band
-    vertical = [len(state.piles[i]) for i in (0, 1, 2, 3, 6, 7, 8, 9)]
-    side = [len(state.piles[i]) for i in (4, 5, 10, 11)]
     # once a deal has needed the rows on this screen, it keeps them until the next deal or a
     # resize: one card more or less must not redraw the whole board elsewhere under the mouse
     # (the terminal's size, not the board's: a status message of two lines is no resize; the
@@ -395,12 +406,21 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
             x = side_w - cell if left_side else x0
             put(yy, x, Text("__".ljust(card_w), DIM), ("pile", i))
 
+    def outer_end(i: int) -> int:
+        """Cells the first row of side pile ``i`` takes, its "+N" or empty mark included."""
+        rows = side_rows(len(state.piles[i]))
+        if not rows:
+            return 1
+        shown = sum(len(r) for r in rows)
+        return len(rows[0]) + (1 if len(rows) == 1 and shown < len(state.piles[i]) else 0)
+
     x0 = mid_x + 4 * cell + 1
     for row, (left, right, founds) in enumerate(((11, 4, range(0, 4)), (10, 5, range(4, 8)))):
         yy = y + row
         step = -1 if row == 0 else 1
-        # left pile: key at the far left, top card nearest the foundations
-        put(yy, 0, key_label(left), ("pile", left))
+        # left pile: top card nearest the foundations, its key right past its outer card
+        lx = max(0, side_w - (outer_end(left) + 1) * cell + gap)
+        put(yy, lx, key_label(left), ("pile", left))
         draw_side(left, yy, step, True)
         grid.hits.append((yy, 0, side_w, ("pile", left)))
         # the foundations
@@ -408,9 +428,10 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
             fnd = state.foundations[f]
             text = card_text(fnd[-1], "", card_w) if fnd else Text("--".ljust(card_w), DIM)
             put(yy, mid_x + k * cell, text, ("foundation", f))
-        # right pile: top card nearest the foundations, key at the far right
+        # right pile: top card nearest the foundations, its key right past its outer card
         draw_side(right, yy, step, False)
-        put(yy, x0 + side_w - card_w, key_label(right), ("pile", right))
+        rx = min(x0 + side_w - card_w, x0 + outer_end(right) * cell)
+        put(yy, rx, key_label(right), ("pile", right))
         grid.hits.append((yy, x0 - 1, x0 + side_w, ("pile", right)))
     y += 2
     # bottom band: piles 7-10 below the aces, right to left, top card at the top of the band
@@ -433,6 +454,14 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         put(y + len(rows), x, key_label(i), ("pile", i))  # right below the pile's cards
     for yy, xx, text, at in sorted(later, key=lambda p: (p[0], p[1])):
         grid.put(yy, xx, text, at)
+
+
+def _helena_per_row(width: int, card_w: int, gap: int) -> int:
+    """How many cards of a side pile lie on one row beside the foundations (the pile's key
+    label apart), with cards ``card_w`` wide and ``gap`` apart."""
+    cell = card_w + gap
+    side_w = max(2 * cell + 3, (width - 4 * cell - 2) // 2)
+    return max(1, (side_w - card_w - 1) // cell)
 
 
 def _helena_rows(grid: Grid, model: RaceModel, keys: Keys, y: int, width: int, card_w: int) -> None:

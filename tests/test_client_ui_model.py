@@ -608,6 +608,30 @@ def test_st_helena_is_laid_out_around_the_foundations() -> None:
     assert "deal 2 of 3" in text and "gathers piles 12..1, deals from pile 1" in text
 
 
+@pytest.mark.parametrize("width", [100, 120, 160, 200])
+def test_st_helena_side_piles_lie_on_one_row_with_their_keys_beside(width: int) -> None:
+    """From 100 columns a side pile as dealt lies on its foundation row, whole: it wrapped into
+    the rows of piles 1-4's top cards (at 100 to 160 columns), where a player took its cards for
+    those piles' own; its key sits right past its outer card (it was 38 columns away at 200),
+    and the cards grow with the screen (they stopped at 4 columns)."""
+    model = RaceModel(name="me", phase="racing")
+    model.state = new_game(GameConfig("st-helena", {}), 12)
+    grid = render.board_grid(model, Keys(model), 27, width)
+    assert all(line.cell_len <= width for line in grid.lines)
+    cards = {t[1:]: (y, x0, x1) for y, x0, x1, t in grid.hits if t[0] == "card"}
+    kings_y = next(y for y, _, _, t in grid.hits if t == ("foundation", 0))
+    for i, row in ((11, kings_y), (4, kings_y), (10, kings_y + 1), (5, kings_y + 1)):
+        assert {cards[(i, j)][0] for j in range(len(model.state.piles[i]))} == {row}, i
+    line = grid.lines[kings_y].plain
+    outer_left = min(cards[(11, j)][1] for j in range(8))
+    assert line[:outer_left].strip() == "="  # pile 12's key, and nothing else, left of it
+    assert outer_left - line.index("=") <= 4
+    outer_right = max(cards[(4, j)][2] for j in range(8))
+    assert line[outer_right:].strip() == "5" and line.index("5", outer_right) - outer_right <= 4
+    width_of_a_card = cards[(0, 0)][2] - cards[(0, 0)][1]
+    assert width_of_a_card == {100: 3, 120: 4, 160: 5, 200: 6}[width]
+
+
 @pytest.mark.parametrize("game", ["st-helena", "louis"])
 @pytest.mark.parametrize(
     ("width", "height"),
