@@ -59,7 +59,7 @@ def room_doc(room: Room) -> str:
             "dropped": {
                 str(s.id): [s.status, s.finish_ms]
                 for s in race.seats.values()
-                if s.status in ("left", "disconnected")
+                if s.status in ("left", "disconnected", "stuck")
             },
             "wall_started": race.wall_started,
             "paused_ms": race.paused_ms,

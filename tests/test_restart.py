@@ -294,6 +294,32 @@ async def test_restore_in_process_keeps_the_race_and_the_seats_numbers(tmp_path:
         assert not any(s.connected for s in room.race.seats.values())
 
 
+async def test_a_player_out_as_stuck_is_still_out_after_a_restart(tmp_path: Path) -> None:
+    """Out as stuck (no move but an undo, for a minute), then the server restarts: the replay
+    of the moves leaves an undo, and the seat came back playing, its race going on (fairness
+    trial: the stuck status was not kept, only left and disconnected were)."""
+    import time as _time
+
+    db = tmp_path / "races.sqlite3"
+    async with server_on(db) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        await start_race(conns)
+        await move(conns[0], "deal")
+        room = server.hub.rooms[code]
+        assert room.race is not None
+        ann = joined[0].you
+        room.race.drop(ann, "stuck", _time.monotonic())  # as the idle check puts one out
+        server.hub._save(room)
+        finish = room.race.seats[ann].finish_ms
+        await close_all(conns)
+
+    async with server_on(db) as again:
+        race = again.hub.rooms[code].race
+        assert race is not None
+        assert race.seats[ann].status == "stuck" and race.seats[ann].finish_ms == finish
+        assert race.seats[joined[1].you].status == "playing"
+
+
 async def test_a_race_that_cannot_go_on_is_closed_with_its_reveal(tmp_path: Path) -> None:
     db = tmp_path / "races.sqlite3"
     async with server_on(db) as server:
