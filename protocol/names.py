@@ -25,6 +25,8 @@ import unicodedata
 from functools import cache
 from importlib import resources
 
+from confusable_homoglyphs import categories
+
 from .messages import MAX_NAME
 
 MAX_MARKS_IN_A_ROW = 2
@@ -109,17 +111,39 @@ def normalize(name: str) -> str:
             "a name holds letters, digits, spaces, - _ . , ' ! ? # @ & and emoji: no brackets, "
             "stars or other symbols (the screens mark the host, bots and you with them)"
         )
+    for word in name.split():
+        scripts = {_script(ch) for ch in word if unicodedata.category(ch)[0] == "L"}
+        if len(scripts - {"COMMON", "INHERITED"}) > 1:
+            raise BadName(
+                "a word of a name holds the letters of one alphabet (a letter of another that "
+                "looks like one of them could pass for someone else's name)"
+            )
     return name
+
+
+_SCRIPT_GROUPS = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HAN": "CJK", "HANGUL": "CJK"}
+"""Scripts written together in one word (Japanese kana and kanji, Korean hangul and hanja)."""
+
+
+def _script(ch: str) -> str:
+    """The script of a letter (Unicode's, from the confusables' data), or its group."""
+    script = categories.alias(ch)
+    return _SCRIPT_GROUPS.get(script, script)
 
 
 PUNCTUATION = frozenset(".,'!?#@&:;%/\"¡¿·")
 """The punctuation a name may hold (Unicode's "other punctuation" holds stars and asterisks:
 ``⁎``, ``⁕``, ``٭``); dashes, connectors (``_``) and CJK punctuation are taken too."""
 
-PICTURES = ((0x1F300, 0x1F5FF), (0x1F600, 0x1F64F), (0x1F680, 0x1F6FF), (0x1F900, 0x1F9FF),
-            (0x1FA70, 0x1FAFF))  # fmt: skip
-"""The emoji blocks: the only symbols a name may hold (the other symbol blocks are full of
-stars, asterisks and bracket pieces: ``⭑``, ``⚹``, ``🞶``, ``⎛``)."""
+PICTURES = ((0x2600, 0x27BF), (0x1F0A0, 0x1F0FF), (0x1F1E6, 0x1F1FF), (0x1F300, 0x1F5FF),
+            (0x1F600, 0x1F64F), (0x1F680, 0x1F6FF), (0x1F900, 0x1F9FF), (0x1FA70, 0x1FAFF))  # fmt: skip
+"""The blocks of emoji and pictures (miscellaneous symbols and dingbats: ``☕ ⚽ ❤ ♠``, playing
+cards: ``🃏 🂡``, the flags' letters, the emoji blocks): the only symbols a name may hold, less
+the stars, asterisks and sparkles among them (:data:`NOT_PICTURES`).  The other symbol blocks
+are full of stars, asterisks and bracket pieces: ``⭑``, ``🞶``, ``⎛``."""
+NOT_PICTURES = ("STAR", "ASTERISK", "ASTERISM", "SPARKLE", "FLORETTE", "SNOWFLAKE", "PROPELLER",
+                "SEXTILE", "SUN WITH RAYS")  # fmt: skip
+"""Words in the Unicode names of the pictures that could pass for a screen's ``*``."""
 
 
 def _marks_a_role(ch: str) -> bool:
@@ -135,7 +159,9 @@ def _marks_a_role(ch: str) -> bool:
     if category == "Po":
         return not (ch in PUNCTUATION or 0x3000 <= ord(ch) <= 0x303F)
     if category == "So":
-        return ch in "🌟🌠🔯" or not any(lo <= ord(ch) <= hi for lo, hi in PICTURES)
+        if not any(lo <= ord(ch) <= hi for lo, hi in PICTURES):
+            return True
+        return any(word in unicodedata.name(ch, "STAR") for word in NOT_PICTURES)
     return category != "Sc"  # currency signs are harmless; every other symbol is not taken
 
 
@@ -172,13 +198,20 @@ def _prototypes() -> dict[str, str]:
 
 
 def skeleton(name: str) -> str:
-    """What ``name`` looks like: two names with the same skeleton clash."""
+    """What ``name`` looks like: two names with the same skeleton clash.  Look-alike letters
+    are one (the confusables' prototypes), case is folded, and blanks, accents and other
+    combining marks, and punctuation count for nothing: ``Ánn``, ``Anṅ``, ``Ann.`` and ``Ann'``
+    beside an ``Ann`` passed for her in a small font or one without the mark (fairness
+    trial)."""
     proto = _prototypes()
     text = unicodedata.normalize("NFKC", " ".join(name.split()))
     for _ in range(2):  # prototypes may be capitals: map, fold, map again
         text = "".join(proto.get(ch, ch) for ch in unicodedata.normalize("NFD", text))
         text = unicodedata.normalize("NFKC", text).casefold()
-    return "".join(ch for ch in text if not _is_blank(ch))
+    text = unicodedata.normalize("NFD", text)
+    return "".join(
+        ch for ch in text if not _is_blank(ch) and unicodedata.category(ch)[0] not in "MP"
+    )
 
 
 def clashes(name: str, others: list[str]) -> str | None:

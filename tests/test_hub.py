@@ -595,6 +595,27 @@ def test_codes_and_names() -> None:
         assert getattr(refused.value, "code", None) == "bad_name"
 
 
+def test_names_that_pass_for_another_clash_and_emoji_are_names() -> None:
+    """Beside an Ann: her name with an accent, a mark, a dot or an apostrophe, or with a letter
+    of another alphabet that looks like hers, could pass for her (fairness trial); emoji that
+    a player would pick (a joker, a football, a cup) are taken, stars and asterisks are not
+    (they could pass for the screens' marks; new-user trial)."""
+    from protocol.names import BadName, clashes, normalize
+
+    for alike in ("Ann\u0345", "Ann·", "Ann.", "Ann,", "Ann'", "Ann\u02bc", "Ánn", "A\u0301nn"):
+        assert clashes(normalize(alike), ["Bob", "Ann"]) == "Ann", alike
+    for mixed in ("A\u1952n", "An\u043f", "\u0410nn b"):  # Tai Le NA, Cyrillic pe, A
+        with pytest.raises(BadName, match="one alphabet"):
+            normalize(mixed)
+    for fine in ("Anna", "Ann 2", "Zoë", "Владимир", "山田たろう", "김민준", "O'Neil"):
+        assert clashes(normalize(fine), ["Ann", "Bot"]) is None, fine
+    for emoji in ("山田🃏太郎", "Ann ⚽", "Ann ☕", "Ann ❤", "Ann ♠", "Ann 🂡", "Ann 🇫🇷", "Ann 🎉"):
+        assert normalize(emoji) == emoji
+    for star in ("Ann ⭐", "Ann ★", "Ann ✱", "Ann ✳", "Ann ❄", "Ann ✨", "Ann ⚹", "Ann 🌟"):
+        with pytest.raises(BadName, match="stars"):
+            normalize(star)
+
+
 @pytest.mark.parametrize("number", [1, 2**63, 2**64 - 1, 2**64, 10**20 - 1, 10**20])
 def test_deal_numbers_of_every_size_cross_the_wire(number: int) -> None:
     reveal = Reveal(
