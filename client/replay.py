@@ -103,8 +103,11 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
             )
             problems += 1
         rank = f"#{st.rank} " if st else ""
+        word = st.status if st else ""
+        if word in ("playing", "waiting"):  # as the results said it: the race ended first
+            word = "time up" if se.time_limit else "unfinished"
         print(
-            f"  {rank}{clean(player.name)}: {counted(state)}, score {state.score()}, {st.status if st else ''}: {'ok' if same_board and same_score else 'MISMATCH'}"
+            f"  {rank}{clean(player.name)}: {counted(state)}, score {state.score()}, {word}: {'ok' if same_board and same_score else 'MISMATCH'}"
         )
     return 1 if problems else 0
 

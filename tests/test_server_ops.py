@@ -394,6 +394,29 @@ async def test_replay_checks_an_exported_race(
         assert capsys.readouterr().err, what
 
 
+async def test_replay_of_a_race_that_ended_on_time_says_time_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The results said "time up"; the replay said "playing" (new-user trial)."""
+    db = tmp_path / "races.sqlite3"
+    async with running_server(fast_limits(), store=Store(db)) as server:
+        conns, _code, _ = await host_and_join(
+            server.url, ["Ann", "Bob"], Settings(mode="score", time_limit=1)
+        )
+        await start_race(conns)
+        await move(conns[0], "deal")
+        over = await conns[0].wait_for(RaceOver, timeout=10)
+        await close_all(conns)
+    capsys.readouterr()
+    assert server_main(["--export", over.race_id, "--db", str(db)]) == 0
+    export = tmp_path / "race.json"
+    export.write_text(capsys.readouterr().out)
+    assert client_main(["replay", str(export)]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  #")]
+    assert len(lines) == 2 and all("time up: ok" in line for line in lines), lines
+    assert "playing" not in " ".join(lines)
+
+
 # -- the real process: SIGTERM ----------------------------------------------------------------------
 
 
