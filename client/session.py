@@ -58,6 +58,7 @@ to 10 s)."""
 RESTART_QUICK_S = 120.0
 """For how long: a server not back by then is retried as any other loss."""
 RELEASED = "You were away too long: your seat in this race was released; you are watching."
+SAT_OUT = "Welcome back: this race started without you; you watch it and race the next one."
 
 
 def join_command(code: str, url: str, embedded: bool = False) -> str:
@@ -195,6 +196,9 @@ class Session:
         me = self.model.my_progress()
         if snap.role == "player" and me is not None and me.status == "disconnected":
             self.model.status = RELEASED
+        elif me is None and self.model.phase in ("countdown", "racing"):
+            # away when the others started this race (their rematch went on without you)
+            self.model.status = SAT_OUT
         else:
             self.model.status = welcome
 

@@ -270,6 +270,25 @@ async def _session_as(url: str, name: str, code: str) -> Session:
     return session
 
 
+async def test_a_session_back_after_a_race_started_without_it_says_so() -> None:
+    """Cy's terminal closes in the lobby; Ann and Bob race without her; Cy comes back: she is
+    told the race started without her, not "your seat was kept" (new-user trial)."""
+    from client.session import SAT_OUT
+
+    async with running_server() as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        cy = await _session_as(server.url, "Cy", code)
+        await cy.close()  # away, her membership saved on disk
+        await start_race(conns)
+        back = await _session_as(server.url, "Cy", code)
+        try:
+            assert back.model.phase == "racing" and back.model.my_progress() is None
+            assert back.model.status == SAT_OUT
+        finally:
+            await back.close()
+            await close_all(conns)
+
+
 async def test_a_session_resuming_a_released_seat_says_so_and_rejoins_after_the_results() -> None:
     async with running_server(fast_limits(grace_s=0.3)) as server:
         host = Session(server.url, RaceModel(name="Ann"))
