@@ -103,7 +103,7 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
             )
             problems += 1
         rank = f"#{st.rank} " if st else ""
-        word = st.status if st else ""
+        word: str = st.status if st else ""
         if word in ("playing", "waiting"):  # as the results said it: the race ended first
             word = "time up" if se.time_limit else "unfinished"
         print(
