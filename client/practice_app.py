@@ -130,8 +130,10 @@ class PracticeApp(RaceApp):
         t.append(f"  score {s.score()}", style="bold green")
         if s.score2() is not None and second is not None:
             t.append(f" ({second}{s.score2()})", style="green")
-        t.append(f"  {plural(s.moves, 'move')}  {plural(s.undos, 'undo')}")
+        # the hints first of the counters: what practice keeps count of, and where a long deal
+        # number leaves the counters to be cut, the last one goes (the hints went)
         t.append(f"  {plural(p.game.hints, 'hint')}", style="magenta")
+        t.append(f"  {plural(s.moves, 'move')}  {plural(s.undos, 'undo')}")
         if s.config.game == SPIDER:
             t.append(f"  {home} {'on' if self.auto_home else 'off'}", style=render.DIM)
         if label:

@@ -310,3 +310,19 @@ async def test_the_keys_on_the_status_line_can_be_clicked() -> None:
         await wait_until(pilot, lambda: type(app.screen).__name__ == "PracticeHelp")
         await pilot.click(offset=(5, 5))
         await wait_until(pilot, lambda: type(app.screen).__name__ != "PracticeHelp")
+
+
+async def test_the_practice_header_keeps_the_hints_with_a_long_deal_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 80 columns a random deal's number (20 digits) and a long title leave the counters to be
+    cut: the hints, what practice counts, are not the ones cut (new-user trial)."""
+    from protocol.game import GameConfig
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    config = GameConfig("st-helena", {"spaces": "any"})
+    app = PracticeApp(config, 21358235365794540359)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.5)
+        shown = str(app.top.render())[:80]  # what 80 columns show of it (the rest is cut)
+        assert "#21358235365794540359" in shown and "0 hints" in shown, shown
