@@ -204,7 +204,8 @@ class RaceModel:
             self.witness = Witness(start=e.board)
         else:
             self.state = None
-        self.status = "Go!"
+        if not self.holding:  # (under results still up, "Go!" said nothing: moved_on says it)
+            self.status = "Go!"
 
     def _on_moved(self, e: Moved, now: float) -> None:
         if self.state is None:

@@ -390,10 +390,13 @@ def test_results_stay_when_the_room_moves_on() -> None:
     assert "the next race is about to start: press n to join in" in screens.results(model).plain
     racing = seated.model_copy(update={"state": "racing"})
     model.apply(RoomUpdate(room=racing))
+    from protocol.messages import RaceStart
+
+    model.apply(RaceStart(race_id="r2", commitment="c" * 64, time_limit_ms=None, board=None))
     assert "the next race has started: press n to join in" in screens.results(model).plain
-    model.apply(RoomUpdate(room=seated))
+    assert model.holding and model.status != "Go!"  # not under the old results (new-user trial)
     model.leave_results()
-    assert not model.holding and model.phase == "countdown"
+    assert not model.holding and model.phase == "racing"
 
 
 def test_after_asking_for_a_rematch_the_lobby_comes_by_itself() -> None:
