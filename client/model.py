@@ -101,6 +101,9 @@ class RaceModel:
     rows_layout: tuple[object, ...] | None = None
     """St. Helena and Louis: the deal and screen size for which the board went to one row a
     pile (client.render keeps it so until the next deal or a resize)."""
+    helena_cards: tuple[tuple[object, ...], int, int] | None = None
+    """St. Helena and Louis around the foundations: the deal and size for which the cards' width
+    and gap were chosen, and those two (kept until the next deal or a resize)."""
     screen: tuple[int, int] | None = None
     """The terminal's size (columns, lines), set by the app before each drawing: what a resize
     changes.  The board's own height also changes with the status line's (a message of two

@@ -299,19 +299,29 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     # sizes: four foundation columns in the middle, a side pile on each side.  Cards grow with
     # the screen; the biggest cards and gap with which every side pile lies on one row are
     # taken (a side pile wrapped into the corner shares its rows with piles 1-4's top cards,
-    # where they were taken for those piles' own), else the screen's own size, wrapping
+    # where they were taken for those piles' own), else the screen's own size, wrapping.
+    # Chosen once a deal and screen (:attr:`RaceModel.helena_cards`): a side pile one card
+    # longer must not move every pile under the mouse
     vertical = [len(state.piles[i]) for i in (0, 1, 2, 3, 6, 7, 8, 9)]
     side = [len(state.piles[i]) for i in (4, 5, 10, 11)]
-    biggest = (
-        2 if width < 60 else 3 if width < 90 else 4 if width < 150 else 5 if width < 190 else 6
-    )
-    card_w, gap = biggest, 1 if width < 90 else 2
-    for w, g in ((c, g) for c in range(biggest, 1, -1) for g in (2, 1)):
-        if w < 4 and g == 2:
-            continue  # plain names (no tile) are set one space apart
-        if _helena_per_row(width, w, g) >= max(side):
-            card_w, gap = w, g
-            break
+    # (the terminal's size, not the board's: a status message of two lines is no resize; the
+    # board went from rows to around the foundations and back with each such message)
+    size = model.screen or (width, height)
+    sticky = (model.race_id, state.redeals_left, state.deals_left, size)
+    if model.helena_cards is not None and model.helena_cards[0] == (sticky, width):
+        card_w, gap = model.helena_cards[1:]
+    else:
+        biggest = (
+            2 if width < 60 else 3 if width < 90 else 4 if width < 150 else 5 if width < 190 else 6
+        )
+        card_w, gap = biggest, 1 if width < 90 else 2
+        for w, g in ((c, g) for c in range(biggest, 1, -1) for g in (2, 1)):
+            if w < 4 and g == 2:
+                continue  # plain names (no tile) are set one space apart
+            if _helena_per_row(width, w, g) >= max(side):
+                card_w, gap = w, g
+                break
+        model.helena_cards = ((sticky, width), card_w, gap)
     cell = card_w + gap
     side_w = max(2 * cell + 3, (width - 4 * cell - 2) // 2)
     mid_x = side_w + 1
@@ -322,10 +332,6 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     corner = band  # rows free beside a band
     # once a deal has needed the rows on this screen, it keeps them until the next deal or a
     # resize: one card more or less must not redraw the whole board elsewhere under the mouse
-    # (the terminal's size, not the board's: a status message of two lines is no resize; the
-    # board went from rows to around the foundations and back with each such message)
-    size = model.screen or (width, height)
-    sticky = (model.race_id, state.redeals_left, state.deals_left, size)
     if max(vertical) > band or max(side) > per_row * (corner + 1) or model.rows_layout == sticky:
         # too small a board for every card around the foundations (80x24 with the race panel):
         # one row a pile, so that no card is ever folded away

@@ -196,7 +196,7 @@ class Session:
         me = self.model.my_progress()
         if snap.role == "player" and me is not None and me.status == "disconnected":
             self.model.status = RELEASED
-        elif me is None and self.model.phase in ("countdown", "racing"):
+        elif snap.role == "player" and me is None and self.model.phase == "racing":
             # away when the others started this race (their rematch went on without you)
             self.model.status = SAT_OUT
         else:

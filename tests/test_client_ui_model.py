@@ -635,6 +635,23 @@ def test_st_helena_side_piles_lie_on_one_row_with_their_keys_beside(width: int) 
     assert width_of_a_card == {100: 3, 120: 4, 160: 5, 200: 6}[width]
 
 
+@pytest.mark.parametrize("width", [100, 120, 160])
+def test_st_helena_cards_keep_their_size_within_a_deal(width: int) -> None:
+    """The cards' size is chosen once a deal and screen: a side pile one card longer moved every
+    pile under the mouse (the size followed the longest side pile; review)."""
+    model = RaceModel(name="me", phase="racing")
+    model.state = new_game(GameConfig("st-helena", {}), 12)
+
+    def first_card_x() -> tuple[int, int]:
+        grid = render.board_grid(model, Keys(model), 40, width)
+        return next((x0, x1) for _, x0, x1, t in grid.hits if t == ("card", 0, 0))
+
+    before = first_card_x()
+    for k in range(9):
+        model.state.piles[4].append(model.state.piles[5][k % 8])
+        assert first_card_x() == before, k
+
+
 @pytest.mark.parametrize("game", ["st-helena", "louis"])
 @pytest.mark.parametrize(
     ("width", "height"),

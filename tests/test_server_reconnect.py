@@ -289,6 +289,32 @@ async def test_a_session_back_after_a_race_started_without_it_says_so() -> None:
             await close_all(conns)
 
 
+async def test_a_seated_player_back_in_the_countdown_is_not_told_they_sit_it_out() -> None:
+    """No progress comes before the race starts: a player of the race coming back during its
+    countdown was told the race started without them (review)."""
+    from client.session import SAT_OUT
+
+    async with running_server(fast_limits(countdown_ms=5000)) as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        cy = await _session_as(server.url, "Cy", code)
+        await cy.close()
+        back = await _session_as(server.url, "Cy", code)
+        try:
+            await back.conn.request(Ready(seq=0))  # type: ignore[union-attr]
+            for c in conns:
+                await c.request(Ready(seq=0))
+            race = server.hub.rooms[code].race
+            assert race is not None and back.model.you in race.seats
+            await back.close()
+            again = await _session_as(server.url, "Cy", code)
+            try:
+                assert again.model.phase == "countdown" and again.model.status != SAT_OUT
+            finally:
+                await again.close()
+        finally:
+            await close_all(conns)
+
+
 async def test_a_session_resuming_a_released_seat_says_so_and_rejoins_after_the_results() -> None:
     async with running_server(fast_limits(grace_s=0.3)) as server:
         host = Session(server.url, RaceModel(name="Ann"))
