@@ -10,11 +10,14 @@ hostile text it may be:
   no control, format, private-use or unassigned
   character, nothing that draws as blank (Hangul fillers, the braille blank, invisible joiners),
   and at most :data:`MAX_MARKS_IN_A_ROW` combining marks on one character;
+- each word's letters are of one script (Japanese and Korean mixes count as one), so that a
+  letter of another that looks like one of them (Cyrillic ``п`` in ``Anп``) cannot pass;
 - two names clash when their *skeletons* are equal: the name case-folded, with every character
-  replaced by the one it is easily mistaken for, from Unicode's confusables table (UTS #39), so
-  Cyrillic ``Аnn`` clashes with ``Ann`` and ``BOB`` with ``b0b``.
+  replaced by the one it is easily mistaken for, from Unicode's confusables table (UTS #39),
+  accents and punctuation dropped, so Cyrillic ``Аnn``, ``Ánn`` and ``Ann.`` clash with ``Ann``
+  and ``BOB`` with ``b0b``.
 
-Pure and free of I/O but for reading the confusables table shipped with the
+Pure and free of I/O but for reading the confusables and script tables shipped with the
 ``confusable_homoglyphs`` package, once.
 """
 
@@ -79,14 +82,29 @@ def _is_blank(ch: str) -> bool:
     return any(lo <= cp <= hi for lo, hi in _BLANK_RANGES)
 
 
+PRESENTATION = "\ufe0e\ufe0f"
+"""The variation selectors that say a picture is drawn as text or as an emoji: an emoji picker
+adds U+FE0F to ``❤`` or ``♠``.  Taken right after a picture, and nowhere else (invisible)."""
+
+
+def _without_presentation(name: str) -> str:
+    """``name`` less the variation selectors right after a picture (a symbol)."""
+    out: list[str] = []
+    for ch in name:
+        if ch in PRESENTATION and out and unicodedata.category(out[-1]) == "So":
+            continue
+        out.append(ch)
+    return "".join(out)
+
+
 def normalize(name: str) -> str:
     """``name`` in its one written form, or :class:`BadName` saying why it cannot be used."""
-    name = unicodedata.normalize("NFKC", name)
-    name = " ".join(name.split())
-    if not name:
+    full = " ".join(unicodedata.normalize("NFKC", name).split())
+    if not full:
         raise BadName("a name needs at least one visible character")
-    if len(name) > MAX_NAME:
+    if len(full) > MAX_NAME:
         raise BadName(f"a name has at most {MAX_NAME} characters")
+    name = _without_presentation(full)  # what is checked; the selectors stay in the name
     for ch in name:
         if unicodedata.category(ch) in _BAD_CATEGORIES or _is_blank(ch) or ch in "\t\n\r":
             raise BadName(
@@ -118,7 +136,7 @@ def normalize(name: str) -> str:
                 "a word of a name holds the letters of one alphabet (a letter of another that "
                 "looks like one of them could pass for someone else's name)"
             )
-    return name
+    return full
 
 
 _SCRIPT_GROUPS = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HAN": "CJK", "HANGUL": "CJK"}
@@ -142,8 +160,9 @@ cards: ``🃏 🂡``, the flags' letters, the emoji blocks): the only symbols a 
 the stars, asterisks and sparkles among them (:data:`NOT_PICTURES`).  The other symbol blocks
 are full of stars, asterisks and bracket pieces: ``⭑``, ``🞶``, ``⎛``."""
 NOT_PICTURES = ("STAR", "ASTERISK", "ASTERISM", "SPARKLE", "FLORETTE", "SNOWFLAKE", "PROPELLER",
-                "SEXTILE", "SUN WITH RAYS")  # fmt: skip
-"""Words in the Unicode names of the pictures that could pass for a screen's ``*``."""
+                "SEXTILE", "SUN WITH RAYS", "PENTAGRAM", "CRESCENT", "QUARTER MOON")  # fmt: skip
+"""Words in the Unicode names of the pictures that could pass for a screen's ``*`` (stars,
+asterisks) or its brackets (``☾host☽``, the quarter moons)."""
 
 
 def _marks_a_role(ch: str) -> bool:
@@ -199,10 +218,10 @@ def _prototypes() -> dict[str, str]:
 
 def skeleton(name: str) -> str:
     """What ``name`` looks like: two names with the same skeleton clash.  Look-alike letters
-    are one (the confusables' prototypes), case is folded, and blanks, accents and other
-    combining marks, and punctuation count for nothing: ``Ánn``, ``Anṅ``, ``Ann.`` and ``Ann'``
-    beside an ``Ann`` passed for her in a small font or one without the mark (fairness
-    trial)."""
+    are one (the confusables' prototypes), case is folded, and invisible characters, accents
+    (:data:`ACCENTS`) and punctuation count for nothing: ``Ánn``, ``Anṅ``, ``Ann.`` and
+    ``Ann'`` beside an ``Ann`` passed for her in a small font or one without the accent
+    (fairness trial).  Spaces count: ``Ann B`` is not ``AnnB``."""
     proto = _prototypes()
     text = unicodedata.normalize("NFKC", " ".join(name.split()))
     for _ in range(2):  # prototypes may be capitals: map, fold, map again
@@ -210,8 +229,19 @@ def skeleton(name: str) -> str:
         text = unicodedata.normalize("NFKC", text).casefold()
     text = unicodedata.normalize("NFD", text)
     return "".join(
-        ch for ch in text if not _is_blank(ch) and unicodedata.category(ch)[0] not in "MP"
+        ch
+        for ch in text
+        if not _is_blank(ch)
+        and unicodedata.category(ch)[0] != "P"
+        and not any(lo <= ord(ch) <= hi for lo, hi in ACCENTS)
     )
+
+
+ACCENTS = ((0x0300, 0x036F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF),
+           (0xFE20, 0xFE2F))  # fmt: skip
+"""The combining diacritical marks: accents, which a small font or one without them hides
+(the vowel signs of Indic scripts and Thai, or the kana's voicing marks, are letters' own and
+tell names apart: ``राम`` and ``रमा``, ``ダン`` and ``タン``)."""
 
 
 def clashes(name: str, others: list[str]) -> str | None:

@@ -614,6 +614,17 @@ def test_names_that_pass_for_another_clash_and_emoji_are_names() -> None:
     for star in ("Ann ⭐", "Ann ★", "Ann ✱", "Ann ✳", "Ann ❄", "Ann ✨", "Ann ⚹", "Ann 🌟"):
         with pytest.raises(BadName, match="stars"):
             normalize(star)
+    # (review) brackets' look-alikes among the pictures; an emoji picker's U+FE0F after a
+    # picture is taken and kept, nowhere else; the letters' own marks tell names apart
+    for bracket in ("Ann ☾host☽", "Bob ⛤"):
+        with pytest.raises(BadName, match="brackets"):
+            normalize(bracket)
+    assert normalize("Ann ❤\ufe0f") == "Ann ❤\ufe0f" and normalize("✈\ufe0f Pilot")
+    assert clashes(normalize("Ann ❤\ufe0f"), ["Ann ❤"]) == "Ann ❤"
+    with pytest.raises(BadName, match="invisible"):
+        normalize("A\ufe0fnn")
+    for a, b in (("राम", "रमा"), ("अमित", "अमीत"), ("ปู", "ปี"), ("โจ", "โจ้"), ("ダン", "タン")):
+        assert clashes(normalize(a), [b]) is None, (a, b)
 
 
 @pytest.mark.parametrize("number", [1, 2**63, 2**64 - 1, 2**64, 10**20 - 1, 10**20])
