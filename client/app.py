@@ -32,6 +32,7 @@ from . import render, screens
 from .keys import PILE_KEYS, Keys, auto_home, host_settings
 from .model import RaceModel
 from .net import Disconnected, ServerError
+from .safe import clean
 from .session import SeatInUse, Session
 from .text import safe
 
@@ -723,7 +724,9 @@ class RaceApp(App[None]):
             and self.model.phase in ("countdown", "racing")
         ):
             # the seat stays for a while, and the way back is a code the screen no longer shows
-            self.farewell = f"Your seat is kept for a while. To take it back:\n  {self.join_hint}"
+            # (the hint holds the server's room code: one line, escaped, whatever it sent)
+            hint = clean(self.join_hint)
+            self.farewell = f"Your seat is kept for a while. To take it back:\n  {hint}"
         if session is not None:
             # a spectator leaves at once: nothing of theirs is kept (they stayed a minute as a
             # ghost in the lobby's Watching list, and their name with them)

@@ -105,7 +105,8 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
         rank = f"#{st.rank} " if st else ""
         word: str = st.status if st else ""
         if word in ("playing", "waiting"):  # as the results said it: the race ended first
-            word = "time up" if se.time_limit else "unfinished"
+            ran = (race.ended_at or race.started_at) - race.started_at
+            word = "time up" if se.time_limit and ran >= se.time_limit - 0.5 else "unfinished"
         print(
             f"  {rank}{clean(player.name)}: {counted(state)}, score {state.score()}, {word}: {'ok' if same_board and same_score else 'MISMATCH'}"
         )

@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import importlib.util
 import ipaddress
 import json
 import math
@@ -384,11 +385,14 @@ def raise_open_file_limit() -> None:
 
 
 def config_problem(args: argparse.Namespace) -> str | None:
-    """The first option whose value is nonsense (a flag's: the environment's were refused as
-    the parser was built), in one line, or None."""
+    """The first option whose value is nonsense, a flag's or an environment variable's (one
+    that a flag overrides is not looked at), in one line, or None: before anything is opened
+    or created."""
     for value in vars(args).values():
         if isinstance(value, _BadEnv):
             return value.why
+    if args.loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
+        return "--loop uvloop needs uvloop: pip install uvloop"
     for dest, (name, check) in args._checks.items():
         value = getattr(args, dest)
         problem = check(value)

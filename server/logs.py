@@ -162,4 +162,4 @@ class RefusalLog:
         )[:OWED_LINES]
         for count, (address, why), code in owed:
             self._line(address, why, int(count), code)
-            self.seen[(address, why)] = [now, 0, code]
+            self._remember((address, why), [now, 0, code])  # (the newest: forgotten last)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -72,6 +73,20 @@ def test_loop_uvloop_without_uvloop_is_a_bad_setting(capsys: pytest.CaptureFixtu
         loop_factory("uvloop")
     assert done.value.code == 2
     assert "--loop uvloop needs uvloop" in capsys.readouterr().err
+
+
+def test_loop_uvloop_without_uvloop_creates_no_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused before the database is opened (it was created, and its lock file; review)."""
+    import importlib.util
+
+    if importlib.util.find_spec("uvloop") is not None:
+        pytest.skip("uvloop is installed here")
+    db = tmp_path / "x.sqlite3"
+    assert main(["--loop", "uvloop", "--db", str(db), "--port", "0"]) == 2
+    assert "--loop uvloop needs uvloop" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_defaults_without_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -142,6 +142,18 @@ def test_the_refusal_log_is_bounded() -> None:
         }
         log.flush(200.0)
         assert len(handler.fields) == 2  # written once
+        # a pair just written by flush() is the newest, forgotten last (it went first: its next
+        # refusal within the minute had a line again; review)
+        small = RefusalLog(logger, every_s=60, addresses=3, per_second=5)
+        handler.fields.clear()
+        small.note("A", "flooding", 0.0)
+        small.note("A", "flooding", 1.0)  # held back
+        small.note("B", "flooding", 2.0)
+        small.note("C", "flooding", 3.0)
+        small.flush(61.0)  # A's held-back refusal
+        small.note("D", "flooding", 62.0)  # one pair too many: B goes, not A
+        assert not small.note("A", "flooding", 63.0)
+        assert [f["address"] for f in handler.fields] == ["A", "B", "C", "A", "D"]
         # many addresses at once: at most per_second lines a second
         handler.fields.clear()
         for i in range(1000):

@@ -415,6 +415,13 @@ async def test_replay_of_a_race_that_ended_on_time_says_time_up(
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  #")]
     assert len(lines) == 2 and all("time up: ok" in line for line in lines), lines
     assert "playing" not in " ".join(lines)
+    # a race that ended before its time (a server that could not go on): not "time up" (review)
+    data = json.loads(export.read_text())
+    data["ended_at"] = data["started_at"] + 0.2
+    export.write_text(json.dumps(data))
+    assert client_main(["replay", str(export)]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  #")]
+    assert all("unfinished: ok" in line for line in lines), lines
 
 
 # -- the real process: SIGTERM ----------------------------------------------------------------------
