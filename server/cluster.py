@@ -128,6 +128,7 @@ class Cluster:
         self._races_sent: set[str] = set()
         self._redis: Any = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._refreshing = asyncio.Lock()
         self._registered = False
         """False at first and after an error: the next heartbeat writes everything again."""
         self._outage = False
@@ -393,7 +394,13 @@ class Cluster:
 
     async def _refresh(self, full: bool) -> None:
         """Which nodes are alive (every heartbeat): a node whose key expired is dropped, here
-        and from Redis; a node new to this one, or every node now and then, is read in full."""
+        and from Redis; a node new to this one, or every node now and then, is read in full.
+        One at a time (the heartbeat's and the listener's): two reading the same dead node
+        would each remove it."""
+        async with self._refreshing:
+            await self._refresh_now(full)
+
+    async def _refresh_now(self, full: bool) -> None:
         r = self._redis
         names = sorted(n for n in await r.smembers(self.k_nodes) if n != self.node)
         urls = await r.mget([self.k_node(n) for n in names]) if names else []
@@ -404,11 +411,13 @@ class Cluster:
                 pipe.srem(self.k_nodes, *dead)
                 pipe.delete(*(self.k_rooms(n) for n in dead))
                 await pipe.execute()
-        for node in list(self.nodes):
-            if node not in alive:
-                self._drop(node, "expired" if node in dead else "gone")
+        # one line per node removed: a node this one knew, and one it never heard of (that
+        # died before this node learned of it) that it took out of the set
+        known = set(self.nodes)
+        for node in [n for n in self.nodes if n not in alive]:
+            self._drop(node, "expired" if node in dead else "gone")
         for node in dead:
-            if node not in self.nodes:
+            if node not in known:
                 self._drop(node, "expired")
         now = time.monotonic()
         for code in [c for c, (_n, _u, until) in self.departed.items() if until <= now]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import shutil
 import signal
 import socket
@@ -44,6 +45,7 @@ from server.cluster import ClusterConfig
 from server.store import Store
 from tests.server_helpers import fast_limits, move, pick_move, seat_state, start_race
 from tests.test_deploy import verify_unit
+from tests.test_server_logs import Lines
 
 redis_asyncio = pytest.importorskip("redis.asyncio", reason="the Redis client: pip install redis")
 
@@ -106,6 +108,21 @@ def redis_process(tmp_path: Path) -> Iterator[RedisProcess]:
 @pytest.fixture
 def redis_url(redis_process: RedisProcess) -> str:
     return redis_process.url
+
+
+@pytest.fixture
+def lines() -> Iterator[Lines]:
+    """The structured fields of every line the server's logger writes."""
+    logger = logging.getLogger("patience_race.server")
+    handler = Lines()
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def node_config(redis_url: str, name: str, url: str = "ws://127.0.0.1:{port}") -> ClusterConfig:
@@ -414,6 +431,28 @@ async def test_a_killed_node_leaves_the_list_and_its_rooms_come_back_with_it(
         snap = await again._request(Resume(seq=0, code=code, token=token))
         assert isinstance(snap, Snapshot) and snap.room.code == code
         assert again.node_url == node3.url
+
+
+async def test_a_node_that_disappears_is_removed_in_one_line(redis_url: str, lines: Lines) -> None:
+    """The operator trial's kill -9 of one of two nodes: the survivor logged two identical
+    ``node_removed`` lines (both of its loops over the dead nodes dropped it)."""
+    async with cluster_node(redis_url, "node1") as node1, cluster_node(redis_url, "node2") as node2:
+        assert node1.cluster is not None and node2.cluster is not None
+        survivor = node1.cluster
+
+        async def knows_node2() -> bool:
+            return "node2" in survivor.nodes
+
+        await eventually(knows_node2, 5, "node 1 knows node 2")
+        await node2.cluster.kill()  # no goodbye: only its heartbeat stops
+
+        async def removed() -> bool:
+            return "node2" not in survivor.nodes
+
+        await eventually(removed, EXPIRY * 4, "node 2 removed")
+        await asyncio.sleep(EXPIRY)  # a few more heartbeats and reads of the set
+        gone = [f for f in lines.events("node_removed") if f["node"] == "node2"]
+        assert gone == [{"event": "node_removed", "node": "node2", "why": "expired"}]
 
 
 async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path: Path) -> None:
