@@ -22,7 +22,7 @@ from typing import Any
 from protocol.messages import json_schemas
 
 from .app import RaceServer
-from .cluster import ClusterConfig
+from .cluster import ClusterConfig, ClusterJoinError
 from .limits import Limits
 from .logs import setup_logging
 from .pool import DealPool
@@ -565,6 +565,11 @@ async def serve(
             f"{(exc.strerror or str(exc)).lower()}",
             file=sys.stderr,
         )
+        await server.stop()
+        store.close()
+        return 2
+    except ClusterJoinError as exc:  # Redis away, or refusing this node: systemd tries again
+        print(f"patience-race-server: {exc}", file=sys.stderr)
         await server.stop()
         store.close()
         return 2

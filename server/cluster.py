@@ -20,9 +20,11 @@ rooms by comparing the hub's rooms with what it published last, a few times a se
 is not asked to tell it anything.
 
 A node that stops removes what is its own; a node that disappears (killed, its machine gone)
-is removed by the first other node that sees its heartbeat key expired.  Redis going away does
-not stop a node: it goes on serving its own rooms and its players, and registers again when
-Redis is back.
+is removed by the first other node that sees its heartbeat key expired.  A node starting joins
+(Redis has answered its first heartbeat and its first read of the others) before the server
+serves anyone, or gives up after a bounded time (:class:`ClusterJoinError`).  Redis going away
+later does not stop a node: it goes on serving its own rooms and its players, and registers
+again when Redis is back.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from protocol.messages import RoomSummary
 
@@ -55,6 +58,10 @@ told the room is gone."""
 STOP_S = 3.0
 """The longest each step of a node's leaving (its tasks, its last writes, closing the Redis
 client) may take."""
+JOIN_EXPIRIES = 3
+"""A node starting tries to join its cluster for this many node expiries (30 s by default), then
+gives up (:class:`ClusterJoinError`: the server exits with status 2, for systemd or compose to
+start it again)."""
 KNOWN_RACES = 10_000
 """Finished races of other nodes whose node is remembered in memory (``get_race`` over the
 WebSocket); older ones are still found over HTTP, which asks Redis."""
@@ -84,9 +91,33 @@ class ClusterConfig:
         if self.expiry_s < 0.5:
             raise ValueError("the node expiry is at least 0.5 s")
 
+    @property
+    def join_s(self) -> float:
+        """How long a node starting tries to join before it gives up."""
+        return JOIN_EXPIRIES * self.expiry_s
+
     def advertised(self, port: int) -> str:
         url = self.url or f"/n/{self.node}/"
         return url.replace("{port}", str(port))
+
+
+class ClusterJoinError(Exception):
+    """A node starting could not join its cluster: Redis did not answer (or refused it) for
+    :attr:`ClusterConfig.join_s`.  The message says which Redis and why, never a password."""
+
+
+def shown_url(url: str) -> str:
+    """A Redis URL fit for a log line: its password, if any, replaced by ``***``."""
+    password = urlsplit(url).password
+    if password:
+        url = url.replace(f":{password}@", ":***@", 1)
+    return re.sub(r"(?i)([?&]password=)[^&#]*", r"\1***", url)
+
+
+def said(exc: BaseException) -> str:
+    """An exception in a few words: its type, and its message if it has one."""
+    text = str(exc)
+    return (f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[:200]
 
 
 def http_url(ws_url: str, path: str) -> str:
@@ -197,6 +228,12 @@ class Cluster:
     # -- life --------------------------------------------------------------------------------
 
     async def start(self) -> None:
+        """Join the cluster: this node registered (its first heartbeat) and the other nodes
+        read (its first refresh), both answered by Redis.  Until then the server serves nobody
+        (server/app.py): a join for another node's room would be told "no room" instead of
+        being redirected.  Redis away or refusing this node (a wrong password) is tried again
+        every heartbeat, said in one ``cluster_waiting`` line, for :attr:`ClusterConfig.join_s`;
+        then :class:`ClusterJoinError`."""
         try:
             import redis.asyncio as aioredis
         except ImportError:
@@ -210,25 +247,62 @@ class Cluster:
             socket_timeout=max(2.0, self.heartbeat_s),
             health_check_interval=30,
         )
-        with contextlib.suppress(Exception):
-            await self._beat()  # registered at once when Redis is there; the loop retries
-        with contextlib.suppress(Exception):
-            await self._refresh(full=True)
+        began = time.monotonic()
+        deadline = began + self.config.join_s
+        while True:
+            try:
+                # a Redis that takes connections and never answers costs at most the time left
+                async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                    await self._beat()
+                    await self._refresh(full=True)
+                break
+            except Exception as exc:
+                self.errors += 1
+                self._registered = False
+                if self.errors == 1:
+                    log.warning(
+                        "cluster_waiting",
+                        extra={
+                            "fields": {
+                                "event": "cluster_waiting",
+                                "node": self.node,
+                                "redis": shown_url(self.config.redis_url),
+                                "error": said(exc),
+                                "for_s": round(self.config.join_s, 1),
+                            }
+                        },
+                    )
+                left = deadline - time.monotonic()
+                if left < self.heartbeat_s / 2:  # no time for another try worth the name
+                    self.stopped = True
+                    await self._close_client()
+                    raise ClusterJoinError(
+                        f"cannot join the cluster: Redis at {shown_url(self.config.redis_url)} "
+                        f"did not let node {self.node} in within {self.config.join_s:g} s "
+                        f"({self.errors} tries; the last: {said(exc)})"
+                    ) from None
+                await asyncio.sleep(min(self.heartbeat_s, left - self.heartbeat_s / 2))
         self._tasks = [
             asyncio.create_task(self._publish_forever()),
             asyncio.create_task(self._listen_forever()),
         ]
-        log.info(
-            "cluster_joined",
-            extra={
-                "fields": {
-                    "event": "cluster_joined",
-                    "node": self.node,
-                    "url": self.url,
-                    "nodes": len(self.nodes) + 1,
-                }
-            },
-        )
+        fields: dict[str, object] = {
+            "event": "cluster_joined",
+            "node": self.node,
+            "url": self.url,
+            "nodes": len(self.nodes) + 1,
+        }
+        if self.errors:
+            fields["waited_s"] = round(time.monotonic() - began, 1)
+        log.info("cluster_joined", extra={"fields": fields})
+
+    async def publish(self) -> None:
+        """Write and announce this node's rooms now (the server's, once they are back at start),
+        rather than at the next turn of the publishing loop; an error is one like the loop's."""
+        try:
+            await self._publish()
+        except Exception:
+            self._failed("publish")
 
     async def stop(self) -> None:
         """Remove what is this node's own: its heartbeat, its rooms, its place in the set.

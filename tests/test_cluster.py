@@ -41,7 +41,7 @@ from protocol.messages import (
     Snapshot,
 )
 from server.app import RaceServer
-from server.cluster import ClusterConfig
+from server.cluster import ClusterConfig, ClusterJoinError, shown_url
 from server.store import Store
 from tests.server_helpers import fast_limits, move, pick_move, seat_state, start_race
 from tests.test_deploy import verify_unit
@@ -455,6 +455,123 @@ async def test_a_node_that_disappears_is_removed_in_one_line(redis_url: str, lin
         assert gone == [{"event": "node_removed", "node": "node2", "why": "expired"}]
 
 
+def accepts(port: int) -> bool:
+    """Whether something accepts TCP connections on 127.0.0.1:``port``."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+async def test_a_node_serves_nobody_until_it_has_joined(redis_url: str, lines: Lines) -> None:
+    """The operator trial: a node served players before it joined (a join for another node's
+    room was "no room", not a redirect) and logged ``cluster_joined`` though Redis refused it.
+    Here Redis refuses node 2's user at first: node 2 waits, says so once, accepts no
+    connection, and joins at its next try once the user is let in; its first connection is
+    redirected."""
+    secret = "pw-not-in-logs"
+    sock = redis_url.removeprefix("unix://")
+    async with AsyncExitStack() as stack:
+        node1 = await stack.enter_async_context(cluster_node(redis_url, "node1"))
+        host, code = await create(node1.url, "Host")
+        stack.push_async_callback(host.close)
+        node2 = RaceServer(
+            "127.0.0.1",
+            0,
+            limits=fast_limits(),
+            store=Store(":memory:"),
+            cluster=ClusterConfig(
+                "node2", f"unix://node2:{secret}@{sock}", "ws://127.0.0.1:{port}", expiry_s=2.0
+            ),
+        )
+        stack.push_async_callback(node2.stop)
+        starting = asyncio.create_task(node2.start())
+        stack.callback(starting.cancel)  # (done by then, unless the test failed)
+
+        async def waiting() -> bool:
+            return bool(lines.events("cluster_waiting"))
+
+        await eventually(waiting, 5, "node 2 says it waits")
+        assert not starting.done() and not lines.events("listening")[1:]
+        assert not await asyncio.to_thread(accepts, node2.port), "served before it joined"
+        said = lines.events("cluster_waiting")
+        assert said[0]["node"] == "node2" and "invalid username-password" in str(said[0]["error"])
+        async with redis_client(redis_url) as r:
+            await r.execute_command("ACL", "SETUSER", "node2", "on", f">{secret}", "allkeys",
+                                    "allchannels", "+@all")  # fmt: skip
+        await asyncio.wait_for(starting, 5)
+        events = [f["event"] for f in lines.fields if f.get("node") == "node2" or
+                  f.get("url") == node2.url]  # fmt: skip
+        assert events == ["cluster_waiting", "cluster_joined", "listening"]
+        joined = lines.events("cluster_joined")[-1]
+        assert joined["node"] == "node2" and joined["nodes"] == 2 and "waited_s" in joined
+        assert len(lines.events("cluster_waiting")) == 1
+        assert secret not in json.dumps(lines.fields)
+        # the first connection to node 2 is sent on to node 1's room
+        probe = Connection(node2.url)
+        await probe.open()
+        stack.push_async_callback(probe.close)
+        raw = await probe.resend(JoinRoom(seq=probe.next_seq(), code=code, name="Ann"))
+        assert isinstance(raw, Redirect) and (raw.node, raw.url) == ("node1", node1.url)
+
+
+async def test_a_node_that_cannot_join_gives_up_having_served_nobody(
+    tmp_path: Path, lines: Lines
+) -> None:
+    """No Redis at all: the node tries for three node expiries, then start() fails with one
+    message naming the Redis (never its password); nothing was served and the database's
+    clock was not touched (the downtime until a start that joins is charged to nobody)."""
+    url = f"unix://{tmp_path}/no-redis.sock?db=0&password=hush"
+    store = Store(str(tmp_path / "node.sqlite3"))
+    server = RaceServer(
+        "127.0.0.1",
+        0,
+        limits=fast_limits(),
+        store=store,
+        cluster=ClusterConfig("node1", url, expiry_s=0.5),
+    )
+    try:
+        began = time.monotonic()
+        with pytest.raises(ClusterJoinError) as failed:
+            await server.start()
+        assert 1.0 <= time.monotonic() - began <= 3.0
+        message = str(failed.value)
+        assert "cannot join the cluster" in message and "password=***" in message
+        assert "hush" not in message and "hush" not in json.dumps(lines.fields)
+        assert not lines.events("cluster_joined") and not lines.events("listening")
+        assert not await asyncio.to_thread(accepts, server.port)
+    finally:
+        await server.stop()
+    assert server.hub.live is not None and server.hub.live.alive_at() is None
+    store.close()
+
+
+def test_the_server_exits_with_status_2_when_its_node_cannot_join(tmp_path: Path) -> None:
+    """Under systemd (Restart=on-failure) or compose (restart: unless-stopped): one line on
+    standard error and status 2, and the service manager starts it again."""
+    result = subprocess.run(
+        [sys.executable, "-m", "server.cli", "--node", "node1", "--port", "0",
+         "--redis", f"unix://:hush@{tmp_path}/no-redis.sock", "--node-expiry", "0.5",
+         "--db", str(tmp_path / "node.sqlite3"), "--certified-deals", "0"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("patience-race-server: cannot join the cluster: Redis at unix://:***@")
+    assert "Traceback" not in result.stderr and "hush" not in result.stderr
+    assert "listening" not in result.stderr
+
+
+def test_redis_urls_are_logged_without_their_password() -> None:
+    assert shown_url("redis://:s3cret@redis:6379/0") == "redis://:***@redis:6379/0"
+    assert shown_url("rediss://app:s3cret@r.example:6380/1") == "rediss://app:***@r.example:6380/1"
+    assert shown_url("unix:///run/redis.sock?db=0&password=s3cret") == (
+        "unix:///run/redis.sock?db=0&password=***"
+    )
+    assert shown_url("redis://redis:6379/0") == "redis://redis:6379/0"
+
+
 async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path: Path) -> None:
     nginx = shutil.which("nginx") or (
         "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
@@ -680,9 +797,12 @@ async def test_nodes_go_on_without_redis_and_register_again_when_it_is_back(
             await host.close()
 
 
-async def test_a_silent_redis_costs_a_node_little(tmp_path: Path) -> None:
-    """A Redis that takes connections and never answers (a hung machine, a bad proxy): the node
-    starts, serves its own rooms and players, and stops, each in bounded time."""
+async def test_a_silent_redis_costs_a_node_little(
+    tmp_path: Path, redis_process: RedisProcess
+) -> None:
+    """A Redis that takes connections and never answers (a hung machine, a bad proxy): a node
+    starting gives up in bounded time, having served nobody; a node that had joined goes on
+    serving its own rooms and players, and stops in bounded time."""
     held: list[asyncio.StreamWriter] = []
 
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -695,7 +815,21 @@ async def test_a_silent_redis_costs_a_node_little(tmp_path: Path) -> None:
     listener = await asyncio.start_unix_server(silent, path=str(sock))
     try:
         async with asyncio.timeout(60):
-            async with cluster_node(f"unix://{sock}", "node1") as node:
+            with pytest.raises(ClusterJoinError, match="TimeoutError"):
+                async with cluster_node(f"unix://{sock}", "node1"):
+                    pass
+        assert held, "the node never tried the silent Redis"
+    finally:
+        for writer in held:
+            writer.close()
+        listener.close()
+        await listener.wait_closed()
+
+    assert redis_process.proc is not None
+    async with asyncio.timeout(60):
+        async with cluster_node(redis_process.url, "node1") as node:
+            redis_process.proc.send_signal(signal.SIGSTOP)  # silent from now on
+            try:
                 host, code = await create(node.url, "Host")
                 guest = Connection(node.url)
                 await guest.open()
@@ -703,14 +837,13 @@ async def test_a_silent_redis_costs_a_node_little(tmp_path: Path) -> None:
                 assert isinstance(joined, Joined) and len(joined.room.members) == 2
                 await guest.close()
                 await host.close()
-        assert held, "the node never tried the silent Redis"
+                began = time.monotonic()
+                await node.stop()
+                assert time.monotonic() - began < 15
+            finally:
+                redis_process.proc.send_signal(signal.SIGCONT)
         # its last writes could not be made: counted as a Redis failure, and it stopped anyway
         assert node.cluster is not None and node.cluster.stopped and node.cluster.errors > 0
-    finally:
-        for writer in held:
-            writer.close()
-        listener.close()
-        await listener.wait_closed()
 
 
 async def test_a_task_deaf_to_its_cancel_does_not_hold_a_node_stopping(redis_url: str) -> None:
