@@ -58,6 +58,9 @@ told the room is gone."""
 STOP_S = 3.0
 """The longest each step of a node's leaving (its tasks, its last writes, closing the Redis
 client) may take."""
+ERROR_LINE_S = 60.0
+"""While Redis is away, a ``cluster_error`` line at most this often: the first one of an outage
+at once (with its traceback), the next ones with the count of errors since the line before."""
 JOIN_EXPIRIES = 3
 """A node starting tries to join its cluster for this many node expiries (30 s by default), then
 gives up (:class:`ClusterJoinError`: the server exits with status 2, for systemd or compose to
@@ -162,8 +165,15 @@ class Cluster:
         self._refreshing = asyncio.Lock()
         self._registered = False
         """False at first and after an error: the next heartbeat writes everything again."""
-        self._outage = False
-        """An error was logged with its traceback, and Redis has not answered since."""
+        self.error_line_s = ERROR_LINE_S
+        self._failing: set[str] = set()
+        """What has failed since Redis last answered it: ``heartbeat`` (writing and reading the
+        keys), ``listen`` (the channel).  An outage lasts until both work again."""
+        self._outage_since = 0.0
+        self._outage_errors = 0
+        self._unlogged = 0
+        """Errors since the last ``cluster_error`` line (counted in the next one)."""
+        self._next_error_line = 0.0
         self._next_full = 0.0
         self._next_summaries = 0.0
         self.stopped = False
@@ -360,22 +370,53 @@ class Cluster:
                 await self._redis.aclose()
 
     def _failed(self, what: str) -> None:
-        """Redis could not be reached or answered wrong: logged (the traceback once an
-        outage), and everything is written again once it answers."""
+        """Redis could not be reached or answered wrong: everything is written again once it
+        answers.  Logged without flooding the log: the first error of an outage at once, with
+        its traceback; then a line at most every :attr:`error_line_s`, with the count of errors
+        since the line before (one every heartbeat otherwise, for as long as Redis is away)."""
         self.errors += 1
-        first = not self._outage
-        self._outage = True
         self._registered = False
-        error = repr(sys.exc_info()[1])[:200]
-        log.warning(
-            "cluster_error",
-            exc_info=first,
+        now = time.monotonic()
+        first = not self._failing
+        self._failing.add("listen" if what == "listen" else "heartbeat")
+        if first:
+            self._outage_since = now
+            self._outage_errors = 0
+            self._unlogged = 0
+            self._next_error_line = now
+        self._outage_errors += 1
+        self._unlogged += 1
+        if now < self._next_error_line:
+            return
+        fields: dict[str, object] = {
+            "event": "cluster_error",
+            "node": self.node,
+            "during": what,
+            "error": said(exc) if (exc := sys.exc_info()[1]) is not None else "",
+            "count": self._unlogged,
+        }
+        if not first:
+            fields["outage_s"] = round(now - self._outage_since, 1)
+        log.warning("cluster_error", exc_info=first, extra={"fields": fields})
+        self._unlogged = 0
+        self._next_error_line = now + self.error_line_s
+
+    def _answered(self, what: str) -> None:
+        """Redis answered ``what`` (``heartbeat`` or ``listen``) again: once both work, the
+        outage is over, said in one ``cluster_recovered`` line."""
+        if not self._failing:
+            return
+        self._failing.discard(what)
+        if self._failing:
+            return
+        log.info(
+            "cluster_recovered",
             extra={
                 "fields": {
-                    "event": "cluster_error",
+                    "event": "cluster_recovered",
                     "node": self.node,
-                    "during": what,
-                    "error": error,
+                    "outage_s": round(time.monotonic() - self._outage_since, 1),
+                    "errors": self._outage_errors,
                 }
             },
         )
@@ -408,7 +449,7 @@ class Cluster:
             pipe.set(self.k_node(self.node), self.url, px=self.expiry_ms)
             pipe.pexpire(self.k_rooms(self.node), self.expiry_ms)
             added, *_ = await pipe.execute()
-        self._outage = False
+        self._answered("heartbeat")
         if added and self._registered:
             # taken for dead (a pause longer than the expiry): the others dropped its rooms
             log.warning(
@@ -531,6 +572,7 @@ class Cluster:
                 await pubsub.subscribe(self.k_channel)
                 # messages may have been missed while not subscribed: read everything again
                 await self._refresh(full=True)
+                self._answered("listen")
                 while not self.stopped:
                     message = await pubsub.get_message(timeout=self.heartbeat_s * 4)
                     if message is not None and message.get("type") == "message":

@@ -797,6 +797,44 @@ async def test_nodes_go_on_without_redis_and_register_again_when_it_is_back(
             await host.close()
 
 
+async def test_a_redis_outage_is_logged_once_then_counted_and_its_end_said(
+    redis_process: RedisProcess, lines: Lines
+) -> None:
+    """The operator trial: each node wrote a ``cluster_error`` line about every 2.5 s for as long
+    as Redis was away (heartbeat and listener alike), and nothing said when it was back.  Now:
+    the first error at once, then a line at most every ``error_line_s`` with the count since the
+    line before, and one ``cluster_recovered`` line when Redis answers again."""
+    async with cluster_node(redis_process.url, "node1") as node:
+        cluster = node.cluster
+        assert cluster is not None
+        cluster.error_line_s = 1.0
+        redis_process.stop()
+        began = time.monotonic()
+
+        async def many_errors() -> bool:
+            return cluster.errors >= 12 and time.monotonic() - began > 2.5
+
+        await eventually(many_errors, 15, "errors while Redis is away")
+        assert not lines.events("cluster_recovered")
+        errors = lines.events("cluster_error")
+        assert 2 <= len(errors) <= 2 + (time.monotonic() - began) / cluster.error_line_s
+        assert errors[0]["count"] == 1 and "outage_s" not in errors[0]
+        assert all(e["count"] > 1 and e["outage_s"] > 0 for e in errors[1:])
+        redis_process.start()
+
+        async def recovered() -> bool:
+            return bool(lines.events("cluster_recovered"))
+
+        await eventually(recovered, 10, "the end of the outage said")
+        back = lines.events("cluster_recovered")
+        assert len(back) == 1 and back[0]["node"] == "node1" and back[0]["outage_s"] > 2
+        errors = lines.events("cluster_error")
+        assert back[0]["errors"] == cluster.errors >= sum(int(e["count"]) for e in errors)
+        await asyncio.sleep(4 * cluster.heartbeat_s)  # all quiet once it is back
+        assert len(lines.events("cluster_error")) == len(errors)
+        assert len(lines.events("cluster_recovered")) == 1
+
+
 async def test_a_silent_redis_costs_a_node_little(
     tmp_path: Path, redis_process: RedisProcess
 ) -> None:
