@@ -470,8 +470,8 @@ def _main(argv: Sequence[str] | None) -> int:
             import redis  # noqa: F401
         except ImportError:
             print(
-                "patience-race-server: --node needs the Redis client: "
-                "pip install 'patience-race[cluster]'",
+                "patience-race-server: --node needs the Redis client: in the checkout the "
+                "server runs from, .venv/bin/pip install '.[cluster]' (docs/cluster.md)",
                 file=sys.stderr,
             )
             return 2

@@ -248,7 +248,8 @@ class Cluster:
             import redis.asyncio as aioredis
         except ImportError:
             raise RuntimeError(
-                "a cluster node needs the Redis client: pip install 'patience-race[cluster]'"
+                "a cluster node needs the Redis client: in the checkout the server runs from, "
+                ".venv/bin/pip install '.[cluster]' (docs/cluster.md)"
             ) from None
         self._redis = aioredis.from_url(
             self.config.redis_url,

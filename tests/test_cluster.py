@@ -226,6 +226,30 @@ def test_bad_node_name_is_refused() -> None:
     assert result.returncode == 2 and "--node" in result.stderr
 
 
+def test_a_node_without_the_redis_client_is_told_how_to_install_it() -> None:
+    """The operator trial: the message said pip install 'patience-race[cluster]', which only
+    works from a package index, which the project is not on; it now gives the command of
+    docs/cluster.md, from the checkout."""
+    code = (
+        "import sys\n"
+        "class NoRedis:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'redis' or name.startswith('redis.'):\n"
+        "            raise ImportError('no redis here')\n"
+        "sys.meta_path.insert(0, NoRedis())\n"
+        "import server.cli\n"
+        "sys.exit(server.cli.main(['--node', 'node1', '--db', ':memory:']))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2, result.stderr
+    command = ".venv/bin/pip install '.[cluster]'"
+    assert command in result.stderr and "patience-race[cluster]" not in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert command in (ROOT / "docs" / "cluster.md").read_text()
+
+
 async def test_three_nodes_list_every_room_and_route_players_to_it(redis_url: str) -> None:
     async with AsyncExitStack() as stack:
         nodes = [
