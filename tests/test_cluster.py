@@ -250,6 +250,22 @@ def test_a_node_without_the_redis_client_is_told_how_to_install_it() -> None:
     assert command in (ROOT / "docs" / "cluster.md").read_text()
 
 
+def test_the_flag_table_gives_the_defaults() -> None:
+    """docs/cluster.md's flags say what a node uses when they are not set (the operator trial
+    found no default for --redis)."""
+    from server.cli import build_parser
+
+    defaults = build_parser().parse_args([])
+    rows = {
+        line.split("|")[1].strip().split()[0].strip("`"): line
+        for line in (ROOT / "docs" / "cluster.md").read_text().splitlines()
+        if line.startswith("| `--")
+    }
+    assert f"default `{defaults.redis}`" in rows["--redis"]
+    assert f"({defaults.node_expiry:g})" in rows["--node-expiry"]
+    assert "default `/n/NAME/`" in rows["--node-url"]
+
+
 async def test_three_nodes_list_every_room_and_route_players_to_it(redis_url: str) -> None:
     async with AsyncExitStack() as stack:
         nodes = [
