@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import shutil
 import signal
 import socket
@@ -612,7 +613,7 @@ def test_redis_urls_are_logged_without_their_password() -> None:
     assert shown_url("redis://redis:6379/0") == "redis://redis:6379/0"
 
 
-async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path: Path) -> None:
+def _nginx() -> str:
     nginx = shutil.which("nginx") or (
         "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
     )
@@ -620,6 +621,50 @@ async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path
         pytest.skip(
             "nginx is not installed (.ci/run installs it from Debian's packages when it can)"
         )
+    return nginx
+
+
+async def front_nginx(stack: AsyncExitStack, folder: Path, upstreams: str, locations: str) -> int:
+    """A real nginx on a free port of 127.0.0.1 in front of the nodes, with these upstreams and
+    locations and the shipped proxy settings (stopped with ``stack``): its port."""
+    nginx = _nginx()
+    port = free_port()
+    conf = folder / "conf"
+    conf.mkdir()
+    (folder / "logs").mkdir()
+    (conf / "locations.conf").write_text(locations.replace("/etc/nginx/patience-race/", f"{conf}/"))
+    shutil.copy(DEPLOY / "nginx" / "proxy.conf", conf / "proxy.conf")
+    (conf / "upstreams.conf").write_text(upstreams)
+    (folder / "nginx.conf").write_text(
+        f"pid {folder}/nginx.pid;\nerror_log {folder}/logs/error.log;\n"
+        "daemon off;\nevents {}\n"
+        f"http {{\n access_log off;\n include {conf}/upstreams.conf;\n"
+        " map $http_upgrade $connection_upgrade { default upgrade; '' close; }\n"
+        f" server {{\n  listen 127.0.0.1:{port};\n  include {conf}/locations.conf;\n }}\n}}\n"
+    )
+    proc = subprocess.Popen(
+        [nginx, "-p", str(folder), "-c", str(folder / "nginx.conf")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+    async def stop_nginx() -> None:
+        proc.terminate()
+        await asyncio.to_thread(proc.wait, 10)
+        assert proc.stderr is not None
+        proc.stderr.close()
+
+    stack.push_async_callback(stop_nginx)
+
+    async def up() -> bool:
+        assert proc.poll() is None, "nginx stopped"
+        return await asyncio.to_thread(accepts, port)
+
+    await eventually(up, 10, "nginx listening")
+    return port
+
+
+async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path: Path) -> None:
+    _nginx()
     async with AsyncExitStack() as stack:
         nodes = [
             await stack.enter_async_context(cluster_node(redis_url, f"node{i}", url=""))
@@ -627,51 +672,16 @@ async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path
         ]
         assert all(n.cluster is not None and n.cluster.url == f"/n/node{i}/" for i, n in
                    zip((1, 2, 3), nodes, strict=True))  # fmt: skip
-        port = free_port()
         # the shipped locations and proxy settings, with upstreams on this machine's nodes
-        conf = tmp_path / "conf"
-        conf.mkdir()
-        (tmp_path / "logs").mkdir()
-        locations = (DEPLOY / "nginx" / "locations.conf").read_text()
-        locations = locations.replace("/etc/nginx/patience-race/", f"{conf}/")
-        (conf / "locations.conf").write_text(locations)
-        shutil.copy(DEPLOY / "nginx" / "proxy.conf", conf / "proxy.conf")
         ups = "upstream patience_race_any {\n"
         ups += "".join(f" server 127.0.0.1:{n.port};\n" for n in nodes) + "}\n"
         ups += "".join(
             f"upstream patience_race_node{i} {{ server 127.0.0.1:{n.port}; }}\n"
             for i, n in zip((1, 2, 3), nodes, strict=True)
         )
-        (conf / "upstreams.conf").write_text(ups)
-        (tmp_path / "nginx.conf").write_text(
-            f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/logs/error.log;\n"
-            "daemon off;\nevents {}\n"
-            f"http {{\n access_log off;\n include {conf}/upstreams.conf;\n"
-            " map $http_upgrade $connection_upgrade { default upgrade; '' close; }\n"
-            f" server {{\n  listen 127.0.0.1:{port};\n  include {conf}/locations.conf;\n }}\n}}\n"
-        )
-        proc = subprocess.Popen(
-            [nginx, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )  # fmt: skip
-
-        async def stop_nginx() -> None:
-            proc.terminate()
-            await asyncio.to_thread(proc.wait, 10)
-            assert proc.stderr is not None
-            proc.stderr.close()
-
-        stack.push_async_callback(stop_nginx)
+        locations = (DEPLOY / "nginx" / "locations.conf").read_text()
+        port = await front_nginx(stack, tmp_path, ups, locations)
         front = f"ws://127.0.0.1:{port}/"
-
-        async def up() -> bool:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    return True
-            except OSError:
-                return False
-
-        await eventually(up, 10, "nginx listening")
         host, code = await create(f"ws://127.0.0.1:{port}/n/node3/", "Host")
         stack.push_async_callback(host.close)
         assert code in nodes[2].hub.rooms
@@ -691,6 +701,59 @@ async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path
             "Ann",
             "Bob",
         }
+
+
+LOCAL_SED = (
+    "sed \"s/HOSTNAME/$(hostname | tr '[:upper:]' '[:lower:]')/\" "
+    "deploy/cluster/nginx/locations-local.conf"
+)
+"""How docs/cluster.md makes the systemd nodes' locations.conf for this host."""
+
+
+def local_locations() -> str:
+    """deploy/cluster/nginx/locations-local.conf for this host, made as docs/cluster.md says."""
+    assert LOCAL_SED in (ROOT / "docs" / "cluster.md").read_text(), "the command the docs give"
+    done = subprocess.run(
+        ["sh", "-c", LOCAL_SED], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+async def test_the_systemd_nodes_nginx_files_route_each_node_and_any_node(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """The operator trial: the systemd cluster had no nginx files that work outside compose.
+    deploy/cluster/nginx/upstreams-local.conf and locations-local.conf, installed as
+    docs/cluster.md says, in front of nodes named as the template names them (``%H-%i``: this
+    host's name, lower case, and the instance), with only their ports moved off 8701 and 8702."""
+    _nginx()
+    host_name = socket.gethostname().lower()
+    if not re.match(r"^[a-z0-9][a-z0-9._-]{0,59}$", host_name):
+        pytest.skip(f"this host's name {host_name!r} makes no node name")
+    async with AsyncExitStack() as stack:
+        nodes = [
+            await stack.enter_async_context(cluster_node(redis_url, f"{host_name}-{i}", url=""))
+            for i in ("01", "02")
+        ]
+        ups = (DEPLOY / "nginx" / "upstreams-local.conf").read_text()
+        for i, node in zip(("01", "02"), nodes, strict=True):
+            assert f"127.0.0.1:87{i}" in ups
+            ups = ups.replace(f"127.0.0.1:87{i}", f"127.0.0.1:{node.port}")
+        port = await front_nginx(stack, tmp_path, ups, local_locations())
+        second = f"ws://127.0.0.1:{port}/n/{host_name}-02/"
+        host, code = await create(second, "Host")
+        stack.push_async_callback(host.close)
+        assert code in nodes[1].hub.rooms
+        first = f"ws://127.0.0.1:{port}/n/{host_name}-01/"
+        await eventually(lambda: _has(listed(first), {code}), 5, "listed through node 1's path")
+        front = f"ws://127.0.0.1:{port}/"
+        for name in ("Ann", "Bob"):  # "/" reaches either node; both end on node 2
+            conn = Connection(front)
+            await conn.open()
+            stack.push_async_callback(conn.close)
+            joined = await conn.request(JoinRoom(seq=0, code=code, name=name))
+            assert isinstance(joined, Joined) and conn.url in (front, second)
+        assert {m.name for m in nodes[1].hub.rooms[code].members.values()} == {"Host", "Ann", "Bob"}
 
 
 async def test_a_node_taken_for_dead_writes_its_rooms_again(redis_url: str) -> None:
@@ -746,7 +809,10 @@ def test_cluster_compose_wires_redis_nodes_and_nginx() -> None:
     assert '"redis>=5"' in (DEPLOY / "Dockerfile").read_text()
 
 
-def test_cluster_nginx_site_is_accepted(tmp_path: Path) -> None:
+@pytest.mark.parametrize("variant", ["compose", "local"])
+def test_cluster_nginx_site_is_accepted(tmp_path: Path, variant: str) -> None:
+    """``nginx -t`` on the site with compose's upstreams (node1:8765, made to resolve here) and
+    with the systemd nodes' files for this host, as docs/cluster.md installs them (as is)."""
     nginx = shutil.which("nginx") or (
         "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
     )
@@ -762,13 +828,19 @@ def test_cluster_nginx_site_is_accepted(tmp_path: Path) -> None:
     )  # fmt: skip
     conf = tmp_path / "conf"
     conf.mkdir()
-    for name in ("locations.conf", "proxy.conf"):
-        text = (DEPLOY / "nginx" / name).read_text()
-        (conf / name).write_text(text.replace("/etc/nginx/patience-race/", f"{conf}/"))
-    # the compose names do not resolve here: the same upstreams on this machine's addresses
-    upstreams = (DEPLOY / "nginx" / "upstreams.conf").read_text()
-    for i in (1, 2, 3):
-        upstreams = upstreams.replace(f"node{i}:8765", f"127.0.0.1:{8700 + i}")
+    if variant == "compose":
+        locations = (DEPLOY / "nginx" / "locations.conf").read_text()
+        # the compose names do not resolve here: the same upstreams on this machine's addresses
+        upstreams = (DEPLOY / "nginx" / "upstreams.conf").read_text()
+        for i in (1, 2, 3):
+            upstreams = upstreams.replace(f"node{i}:8765", f"127.0.0.1:{8700 + i}")
+    else:
+        locations = local_locations()
+        assert "HOSTNAME" not in locations and "location /n/" in locations
+        upstreams = (DEPLOY / "nginx" / "upstreams-local.conf").read_text()
+    (conf / "locations.conf").write_text(locations.replace("/etc/nginx/patience-race/", f"{conf}/"))
+    proxy = (DEPLOY / "nginx" / "proxy.conf").read_text()
+    (conf / "proxy.conf").write_text(proxy.replace("/etc/nginx/patience-race/", f"{conf}/"))
     (conf / "upstreams.conf").write_text(upstreams)
     site = (DEPLOY / "nginx" / "site.conf").read_text()
     site = site.replace("/etc/nginx/patience-race/", f"{conf}/")
