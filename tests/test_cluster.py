@@ -788,11 +788,16 @@ def test_cluster_compose_wires_redis_nodes_and_nginx() -> None:
     assert len(nodes) >= 2 and "redis" in services
     locations = (DEPLOY / "nginx" / "locations.conf").read_text()
     upstreams = (DEPLOY / "nginx" / "upstreams.conf").read_text()
+    published: set[str] = set()
     for name, node in nodes.items():
         env = node["environment"]
         assert env["PATIENCE_RACE_NODE"] == name
         assert env["PATIENCE_RACE_REDIS"].startswith("redis://redis:")
-        assert "ports" not in node, "nodes are reached through nginx only"
+        # players reach the nodes through nginx only: a node's port is published for a
+        # scraper on the host's loopback (each its own), never on the network
+        ports = node["ports"]
+        assert len(ports) == 1 and re.fullmatch(r"127\.0\.0\.1:87\d\d:8765", ports[0]), ports
+        published.add(ports[0])
         assert any(v.endswith(":/data") for v in node["volumes"]), "a database of its own"
         assert (DEPLOY / "../.." / node["build"]["dockerfile"]).resolve().is_file()
         # nginx sends /n/NAME/ to it, and / to any node
@@ -800,6 +805,7 @@ def test_cluster_compose_wires_redis_nodes_and_nginx() -> None:
         assert f"upstream patience_race_{name} {{ server {name}:8765;" in upstreams
         assert f"server {name}:8765 max_fails" in upstreams
         assert node["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert len(published) == len(nodes)
     nginx = services["nginx"]
     assert set(nginx["depends_on"]) == set(nodes)
     for volume in nginx["volumes"]:

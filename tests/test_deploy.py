@@ -22,7 +22,11 @@ def test_compose_file_parses_and_wires_the_server_behind_nginx() -> None:
     assert server["build"]["dockerfile"] == "deploy/Dockerfile"
     assert (DEPLOY / server["build"]["context"] / server["build"]["dockerfile"]).is_file()
     assert any(v.startswith("data:/data") for v in server["volumes"])
-    assert "ports" not in server, "the server is reached through nginx only"
+    # players reach the server through nginx only: its port is published for a scraper on the
+    # host's loopback (the operator trial found /metrics could not be scraped at all)
+    assert server["ports"] == ["127.0.0.1:8765:8765"]
+    docs = (DEPLOY.parent / "docs" / "operations.md").read_text()
+    assert "curl -s http://127.0.0.1:8765/metrics" in docs
     assert nginx["depends_on"]["patience-race"]["condition"] == "service_healthy"
     assert "443:443" in nginx["ports"]
     for volume in nginx["volumes"]:
