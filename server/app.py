@@ -131,6 +131,9 @@ class RaceServer:
         """Set when the process should drain and stop (the CLI also sets it on SIGTERM)."""
         self.failed = False
         """Storage failed: the process drained itself and should exit with an error."""
+        self.restored = False
+        """The rooms in the database were brought back (start got that far): from then on the
+        server's clock is kept in the database, and its stop notes when it went down."""
         self.close_codes: dict[int, int] = {}
         self.started = time.monotonic()
         self.handling = Histogram(
@@ -148,11 +151,11 @@ class RaceServer:
         return f"ws://{self.host}:{self.port}"
 
     async def start(self) -> None:
-        if self.pool is not None:
-            self.pool.start()
-        restored = self.hub.restore(time.monotonic())
-        if restored:
-            log.info("restored", extra={"fields": {"event": "restored", "rooms": restored}})
+        """Bind the port, join the cluster (a node), bring the rooms back, then accept
+        connections: nobody is served before all of it is done.  A node that cannot join its
+        cluster raises :class:`~server.cluster.ClusterJoinError` (after ``join_s``), having
+        served nobody and changed nothing in the database."""
+        # bound now (the port is known: a node's URL may name it), accepting only at the end
         self.server = await serve(
             self._handler,
             self.host,
@@ -173,17 +176,30 @@ class RaceServer:
             else self._process_request_cluster,
             origins=self.origins,
             server_header="patience-race",
+            start_serving=False,
         )
         sock = next(iter(self.server.sockets))
         self.port = sock.getsockname()[1]
+        if self.cluster_config is not None:
+            # joined before anything else: a room held by another node is a redirect from the
+            # first connection on, and the time spent waiting for Redis is downtime, charged to
+            # nobody, not the restored seats' grace or their races' clocks
+            self.cluster = Cluster(self.hub, self.cluster_config, self.port)
+            await self.cluster.start()
+            self.hub.cluster = self.cluster
+        if self.pool is not None:
+            self.pool.start()
+        restored = self.hub.restore(time.monotonic())
+        self.restored = True
+        if restored:
+            log.info("restored", extra={"fields": {"event": "restored", "rooms": restored}})
+        if self.cluster is not None and restored:
+            await self.cluster.publish()  # listed again before their players come back
         loop = asyncio.get_running_loop()
         self._old_exception_handler = loop.get_exception_handler()
         loop.set_exception_handler(self._loop_exception)
         self._ticker = asyncio.create_task(self._tick_forever())
-        if self.cluster_config is not None:
-            self.cluster = Cluster(self.hub, self.cluster_config, self.port)
-            await self.cluster.start()
-            self.hub.cluster = self.cluster
+        await self.server.start_serving()
         self.gc_pauses.attach()
         loop_name = type(loop).__module__.split(".")[0]  # asyncio or uvloop
         log.info(
@@ -197,11 +213,16 @@ class RaceServer:
             await self.pool.stop()
         if self.cluster is not None:
             await self.cluster.stop()  # its rooms leave the list; they come back with the node
-        if self.hub.live is not None and self.store is not None and not self.store.closed:
+        if (
+            self.restored
+            and self.hub.live is not None
+            and self.store is not None
+            and not self.store.closed
+        ):
             with contextlib.suppress(Exception):
                 # the downtime starts now (after a drain: at its start, noted then)
                 self.hub.live.alive(self.hub.wall())
-        if self.server is not None:
+        if self._ticker is not None:
             asyncio.get_running_loop().set_exception_handler(self._old_exception_handler)
         self._flush()
         if self._ticker is not None:

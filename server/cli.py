@@ -23,7 +23,7 @@ from typing import Any
 from protocol.messages import json_schemas
 
 from .app import RaceServer
-from .cluster import ClusterConfig
+from .cluster import ClusterConfig, ClusterJoinError
 from .limits import Limits
 from .logs import setup_logging
 from .pool import DealPool
@@ -492,8 +492,8 @@ def _main(argv: Sequence[str] | None) -> int:
             import redis  # noqa: F401
         except ImportError:
             print(
-                "patience-race-server: --node needs the Redis client: "
-                "pip install 'patience-race[cluster]'",
+                "patience-race-server: --node needs the Redis client: in the checkout the "
+                "server runs from, .venv/bin/pip install '.[cluster]' (docs/cluster.md)",
                 file=sys.stderr,
             )
             return 2
@@ -589,6 +589,11 @@ async def serve(
             f"{(exc.strerror or str(exc)).lower()}",
             file=sys.stderr,
         )
+        await server.stop()
+        store.close()
+        return 2
+    except ClusterJoinError as exc:  # Redis away, or refusing this node: systemd tries again
+        print(f"patience-race-server: {exc}", file=sys.stderr)
         await server.stop()
         store.close()
         return 2

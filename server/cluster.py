@@ -20,9 +20,11 @@ rooms by comparing the hub's rooms with what it published last, a few times a se
 is not asked to tell it anything.
 
 A node that stops removes what is its own; a node that disappears (killed, its machine gone)
-is removed by the first other node that sees its heartbeat key expired.  Redis going away does
-not stop a node: it goes on serving its own rooms and its players, and registers again when
-Redis is back.
+is removed by the first other node that sees its heartbeat key expired.  A node starting joins
+(Redis has answered its first heartbeat and its first read of the others) before the server
+serves anyone, or gives up after a bounded time (:class:`ClusterJoinError`).  Redis going away
+later does not stop a node: it goes on serving its own rooms and its players, and registers
+again when Redis is back.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from protocol.messages import RoomSummary
 
@@ -55,6 +58,13 @@ told the room is gone."""
 STOP_S = 3.0
 """The longest each step of a node's leaving (its tasks, its last writes, closing the Redis
 client) may take."""
+ERROR_LINE_S = 60.0
+"""While Redis is away, a ``cluster_error`` line at most this often: the first one of an outage
+at once (with its traceback), the next ones with the count of errors since the line before."""
+JOIN_EXPIRIES = 3
+"""A node starting tries to join its cluster for this many node expiries (30 s by default), then
+gives up (:class:`ClusterJoinError`: the server exits with status 2, for systemd or compose to
+start it again)."""
 KNOWN_RACES = 10_000
 """Finished races of other nodes whose node is remembered in memory (``get_race`` over the
 WebSocket); older ones are still found over HTTP, which asks Redis."""
@@ -84,9 +94,33 @@ class ClusterConfig:
         if self.expiry_s < 0.5:
             raise ValueError("the node expiry is at least 0.5 s")
 
+    @property
+    def join_s(self) -> float:
+        """How long a node starting tries to join before it gives up."""
+        return JOIN_EXPIRIES * self.expiry_s
+
     def advertised(self, port: int) -> str:
         url = self.url or f"/n/{self.node}/"
         return url.replace("{port}", str(port))
+
+
+class ClusterJoinError(Exception):
+    """A node starting could not join its cluster: Redis did not answer (or refused it) for
+    :attr:`ClusterConfig.join_s`.  The message says which Redis and why, never a password."""
+
+
+def shown_url(url: str) -> str:
+    """A Redis URL fit for a log line: its password, if any, replaced by ``***``."""
+    password = urlsplit(url).password
+    if password:
+        url = url.replace(f":{password}@", ":***@", 1)
+    return re.sub(r"(?i)([?&]password=)[^&#]*", r"\1***", url)
+
+
+def said(exc: BaseException) -> str:
+    """An exception in a few words: its type, and its message if it has one."""
+    text = str(exc)
+    return (f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[:200]
 
 
 def http_url(ws_url: str, path: str) -> str:
@@ -128,10 +162,18 @@ class Cluster:
         self._races_sent: set[str] = set()
         self._redis: Any = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._refreshing = asyncio.Lock()
         self._registered = False
         """False at first and after an error: the next heartbeat writes everything again."""
-        self._outage = False
-        """An error was logged with its traceback, and Redis has not answered since."""
+        self.error_line_s = ERROR_LINE_S
+        self._failing: set[str] = set()
+        """What has failed since Redis last answered it: ``heartbeat`` (writing and reading the
+        keys), ``listen`` (the channel).  An outage lasts until both work again."""
+        self._outage_since = 0.0
+        self._outage_errors = 0
+        self._unlogged = 0
+        """Errors since the last ``cluster_error`` line (counted in the next one)."""
+        self._next_error_line = 0.0
         self._next_full = 0.0
         self._next_summaries = 0.0
         self.stopped = False
@@ -196,11 +238,18 @@ class Cluster:
     # -- life --------------------------------------------------------------------------------
 
     async def start(self) -> None:
+        """Join the cluster: this node registered (its first heartbeat) and the other nodes
+        read (its first refresh), both answered by Redis.  Until then the server serves nobody
+        (server/app.py): a join for another node's room would be told "no room" instead of
+        being redirected.  Redis away or refusing this node (a wrong password) is tried again
+        every heartbeat, said in one ``cluster_waiting`` line, for :attr:`ClusterConfig.join_s`;
+        then :class:`ClusterJoinError`."""
         try:
             import redis.asyncio as aioredis
         except ImportError:
             raise RuntimeError(
-                "a cluster node needs the Redis client: pip install 'patience-race[cluster]'"
+                "a cluster node needs the Redis client: in the checkout the server runs from, "
+                ".venv/bin/pip install '.[cluster]' (docs/cluster.md)"
             ) from None
         self._redis = aioredis.from_url(
             self.config.redis_url,
@@ -209,25 +258,62 @@ class Cluster:
             socket_timeout=max(2.0, self.heartbeat_s),
             health_check_interval=30,
         )
-        with contextlib.suppress(Exception):
-            await self._beat()  # registered at once when Redis is there; the loop retries
-        with contextlib.suppress(Exception):
-            await self._refresh(full=True)
+        began = time.monotonic()
+        deadline = began + self.config.join_s
+        while True:
+            try:
+                # a Redis that takes connections and never answers costs at most the time left
+                async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                    await self._beat()
+                    await self._refresh(full=True)
+                break
+            except Exception as exc:
+                self.errors += 1
+                self._registered = False
+                if self.errors == 1:
+                    log.warning(
+                        "cluster_waiting",
+                        extra={
+                            "fields": {
+                                "event": "cluster_waiting",
+                                "node": self.node,
+                                "redis": shown_url(self.config.redis_url),
+                                "error": said(exc),
+                                "for_s": round(self.config.join_s, 1),
+                            }
+                        },
+                    )
+                left = deadline - time.monotonic()
+                if left < self.heartbeat_s / 2:  # no time for another try worth the name
+                    self.stopped = True
+                    await self._close_client()
+                    raise ClusterJoinError(
+                        f"cannot join the cluster: Redis at {shown_url(self.config.redis_url)} "
+                        f"did not let node {self.node} in within {self.config.join_s:g} s "
+                        f"({self.errors} tries; the last: {said(exc)})"
+                    ) from None
+                await asyncio.sleep(min(self.heartbeat_s, left - self.heartbeat_s / 2))
         self._tasks = [
             asyncio.create_task(self._publish_forever()),
             asyncio.create_task(self._listen_forever()),
         ]
-        log.info(
-            "cluster_joined",
-            extra={
-                "fields": {
-                    "event": "cluster_joined",
-                    "node": self.node,
-                    "url": self.url,
-                    "nodes": len(self.nodes) + 1,
-                }
-            },
-        )
+        fields: dict[str, object] = {
+            "event": "cluster_joined",
+            "node": self.node,
+            "url": self.url,
+            "nodes": len(self.nodes) + 1,
+        }
+        if self.errors:
+            fields["waited_s"] = round(time.monotonic() - began, 1)
+        log.info("cluster_joined", extra={"fields": fields})
+
+    async def publish(self) -> None:
+        """Write and announce this node's rooms now (the server's, once they are back at start),
+        rather than at the next turn of the publishing loop; an error is one like the loop's."""
+        try:
+            await self._publish()
+        except Exception:
+            self._failed("publish")
 
     async def stop(self) -> None:
         """Remove what is this node's own: its heartbeat, its rooms, its place in the set.
@@ -285,22 +371,53 @@ class Cluster:
                 await self._redis.aclose()
 
     def _failed(self, what: str) -> None:
-        """Redis could not be reached or answered wrong: logged (the traceback once an
-        outage), and everything is written again once it answers."""
+        """Redis could not be reached or answered wrong: everything is written again once it
+        answers.  Logged without flooding the log: the first error of an outage at once, with
+        its traceback; then a line at most every :attr:`error_line_s`, with the count of errors
+        since the line before (one every heartbeat otherwise, for as long as Redis is away)."""
         self.errors += 1
-        first = not self._outage
-        self._outage = True
         self._registered = False
-        error = repr(sys.exc_info()[1])[:200]
-        log.warning(
-            "cluster_error",
-            exc_info=first,
+        now = time.monotonic()
+        first = not self._failing
+        self._failing.add("listen" if what == "listen" else "heartbeat")
+        if first:
+            self._outage_since = now
+            self._outage_errors = 0
+            self._unlogged = 0
+            self._next_error_line = now
+        self._outage_errors += 1
+        self._unlogged += 1
+        if now < self._next_error_line:
+            return
+        fields: dict[str, object] = {
+            "event": "cluster_error",
+            "node": self.node,
+            "during": what,
+            "error": said(exc) if (exc := sys.exc_info()[1]) is not None else "",
+            "count": self._unlogged,
+        }
+        if not first:
+            fields["outage_s"] = round(now - self._outage_since, 1)
+        log.warning("cluster_error", exc_info=first, extra={"fields": fields})
+        self._unlogged = 0
+        self._next_error_line = now + self.error_line_s
+
+    def _answered(self, what: str) -> None:
+        """Redis answered ``what`` (``heartbeat`` or ``listen``) again: once both work, the
+        outage is over, said in one ``cluster_recovered`` line."""
+        if not self._failing:
+            return
+        self._failing.discard(what)
+        if self._failing:
+            return
+        log.info(
+            "cluster_recovered",
             extra={
                 "fields": {
-                    "event": "cluster_error",
+                    "event": "cluster_recovered",
                     "node": self.node,
-                    "during": what,
-                    "error": error,
+                    "outage_s": round(time.monotonic() - self._outage_since, 1),
+                    "errors": self._outage_errors,
                 }
             },
         )
@@ -333,7 +450,7 @@ class Cluster:
             pipe.set(self.k_node(self.node), self.url, px=self.expiry_ms)
             pipe.pexpire(self.k_rooms(self.node), self.expiry_ms)
             added, *_ = await pipe.execute()
-        self._outage = False
+        self._answered("heartbeat")
         if added and self._registered:
             # taken for dead (a pause longer than the expiry): the others dropped its rooms
             log.warning(
@@ -393,7 +510,13 @@ class Cluster:
 
     async def _refresh(self, full: bool) -> None:
         """Which nodes are alive (every heartbeat): a node whose key expired is dropped, here
-        and from Redis; a node new to this one, or every node now and then, is read in full."""
+        and from Redis; a node new to this one, or every node now and then, is read in full.
+        One at a time (the heartbeat's and the listener's): two reading the same dead node
+        would each remove it."""
+        async with self._refreshing:
+            await self._refresh_now(full)
+
+    async def _refresh_now(self, full: bool) -> None:
         r = self._redis
         names = sorted(n for n in await r.smembers(self.k_nodes) if n != self.node)
         urls = await r.mget([self.k_node(n) for n in names]) if names else []
@@ -404,11 +527,13 @@ class Cluster:
                 pipe.srem(self.k_nodes, *dead)
                 pipe.delete(*(self.k_rooms(n) for n in dead))
                 await pipe.execute()
-        for node in list(self.nodes):
-            if node not in alive:
-                self._drop(node, "expired" if node in dead else "gone")
+        # one line per node removed: a node this one knew, and one it never heard of (that
+        # died before this node learned of it) that it took out of the set
+        known = set(self.nodes)
+        for node in [n for n in self.nodes if n not in alive]:
+            self._drop(node, "expired" if node in dead else "gone")
         for node in dead:
-            if node not in self.nodes:
+            if node not in known:
                 self._drop(node, "expired")
         now = time.monotonic()
         for code in [c for c, (_n, _u, until) in self.departed.items() if until <= now]:
@@ -448,6 +573,7 @@ class Cluster:
                 await pubsub.subscribe(self.k_channel)
                 # messages may have been missed while not subscribed: read everything again
                 await self._refresh(full=True)
+                self._answered("listen")
                 while not self.stopped:
                     message = await pubsub.get_message(timeout=self.heartbeat_s * 4)
                     if message is not None and message.get("type") == "message":

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
+import re
 import shutil
 import signal
 import socket
@@ -40,10 +42,11 @@ from protocol.messages import (
     Snapshot,
 )
 from server.app import RaceServer
-from server.cluster import ClusterConfig
+from server.cluster import ClusterConfig, ClusterJoinError, shown_url
 from server.store import Store
 from tests.server_helpers import fast_limits, move, pick_move, seat_state, start_race
 from tests.test_deploy import verify_unit
+from tests.test_server_logs import Lines
 
 redis_asyncio = pytest.importorskip("redis.asyncio", reason="the Redis client: pip install redis")
 
@@ -106,6 +109,21 @@ def redis_process(tmp_path: Path) -> Iterator[RedisProcess]:
 @pytest.fixture
 def redis_url(redis_process: RedisProcess) -> str:
     return redis_process.url
+
+
+@pytest.fixture
+def lines() -> Iterator[Lines]:
+    """The structured fields of every line the server's logger writes."""
+    logger = logging.getLogger("patience_race.server")
+    handler = Lines()
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def node_config(redis_url: str, name: str, url: str = "ws://127.0.0.1:{port}") -> ClusterConfig:
@@ -207,6 +225,46 @@ def test_bad_node_name_is_refused() -> None:
         text=True,
     )
     assert result.returncode == 2 and "--node" in result.stderr
+
+
+def test_a_node_without_the_redis_client_is_told_how_to_install_it() -> None:
+    """The operator trial: the message said pip install 'patience-race[cluster]', which only
+    works from a package index, which the project is not on; it now gives the command of
+    docs/cluster.md, from the checkout."""
+    code = (
+        "import sys\n"
+        "class NoRedis:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'redis' or name.startswith('redis.'):\n"
+        "            raise ImportError('no redis here')\n"
+        "sys.meta_path.insert(0, NoRedis())\n"
+        "import server.cli\n"
+        "sys.exit(server.cli.main(['--node', 'node1', '--db', ':memory:']))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2, result.stderr
+    command = ".venv/bin/pip install '.[cluster]'"
+    assert command in result.stderr and "patience-race[cluster]" not in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert command in (ROOT / "docs" / "cluster.md").read_text()
+
+
+def test_the_flag_table_gives_the_defaults() -> None:
+    """docs/cluster.md's flags say what a node uses when they are not set (the operator trial
+    found no default for --redis)."""
+    from server.cli import build_parser
+
+    defaults = build_parser().parse_args([])
+    rows = {
+        line.split("|")[1].strip().split()[0].strip("`"): line
+        for line in (ROOT / "docs" / "cluster.md").read_text().splitlines()
+        if line.startswith("| `--")
+    }
+    assert f"default `{defaults.redis}`" in rows["--redis"]
+    assert f"({defaults.node_expiry:g})" in rows["--node-expiry"]
+    assert "default `/n/NAME/`" in rows["--node-url"]
 
 
 async def test_three_nodes_list_every_room_and_route_players_to_it(redis_url: str) -> None:
@@ -416,7 +474,146 @@ async def test_a_killed_node_leaves_the_list_and_its_rooms_come_back_with_it(
         assert again.node_url == node3.url
 
 
-async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path: Path) -> None:
+async def test_a_node_that_disappears_is_removed_in_one_line(redis_url: str, lines: Lines) -> None:
+    """The operator trial's kill -9 of one of two nodes: the survivor logged two identical
+    ``node_removed`` lines (both of its loops over the dead nodes dropped it)."""
+    async with cluster_node(redis_url, "node1") as node1, cluster_node(redis_url, "node2") as node2:
+        assert node1.cluster is not None and node2.cluster is not None
+        survivor = node1.cluster
+
+        async def knows_node2() -> bool:
+            return "node2" in survivor.nodes
+
+        await eventually(knows_node2, 5, "node 1 knows node 2")
+        await node2.cluster.kill()  # no goodbye: only its heartbeat stops
+
+        async def removed() -> bool:
+            return "node2" not in survivor.nodes
+
+        await eventually(removed, EXPIRY * 4, "node 2 removed")
+        await asyncio.sleep(EXPIRY)  # a few more heartbeats and reads of the set
+        gone = [f for f in lines.events("node_removed") if f["node"] == "node2"]
+        assert gone == [{"event": "node_removed", "node": "node2", "why": "expired"}]
+
+
+def accepts(port: int) -> bool:
+    """Whether something accepts TCP connections on 127.0.0.1:``port``."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+async def test_a_node_serves_nobody_until_it_has_joined(redis_url: str, lines: Lines) -> None:
+    """The operator trial: a node served players before it joined (a join for another node's
+    room was "no room", not a redirect) and logged ``cluster_joined`` though Redis refused it.
+    Here Redis refuses node 2's user at first: node 2 waits, says so once, accepts no
+    connection, and joins at its next try once the user is let in; its first connection is
+    redirected."""
+    secret = "pw-not-in-logs"
+    sock = redis_url.removeprefix("unix://")
+    async with AsyncExitStack() as stack:
+        node1 = await stack.enter_async_context(cluster_node(redis_url, "node1"))
+        host, code = await create(node1.url, "Host")
+        stack.push_async_callback(host.close)
+        node2 = RaceServer(
+            "127.0.0.1",
+            0,
+            limits=fast_limits(),
+            store=Store(":memory:"),
+            cluster=ClusterConfig(
+                "node2", f"unix://node2:{secret}@{sock}", "ws://127.0.0.1:{port}", expiry_s=2.0
+            ),
+        )
+        stack.push_async_callback(node2.stop)
+        starting = asyncio.create_task(node2.start())
+        stack.callback(starting.cancel)  # (done by then, unless the test failed)
+
+        async def waiting() -> bool:
+            return bool(lines.events("cluster_waiting"))
+
+        await eventually(waiting, 5, "node 2 says it waits")
+        assert not starting.done() and not lines.events("listening")[1:]
+        assert not await asyncio.to_thread(accepts, node2.port), "served before it joined"
+        said = lines.events("cluster_waiting")
+        assert said[0]["node"] == "node2" and "invalid username-password" in str(said[0]["error"])
+        async with redis_client(redis_url) as r:
+            await r.execute_command("ACL", "SETUSER", "node2", "on", f">{secret}", "allkeys",
+                                    "allchannels", "+@all")  # fmt: skip
+        await asyncio.wait_for(starting, 5)
+        events = [f["event"] for f in lines.fields if f.get("node") == "node2" or
+                  f.get("url") == node2.url]  # fmt: skip
+        assert events == ["cluster_waiting", "cluster_joined", "listening"]
+        joined = lines.events("cluster_joined")[-1]
+        assert joined["node"] == "node2" and joined["nodes"] == 2 and "waited_s" in joined
+        assert len(lines.events("cluster_waiting")) == 1
+        assert secret not in json.dumps(lines.fields)
+        # the first connection to node 2 is sent on to node 1's room
+        probe = Connection(node2.url)
+        await probe.open()
+        stack.push_async_callback(probe.close)
+        raw = await probe.resend(JoinRoom(seq=probe.next_seq(), code=code, name="Ann"))
+        assert isinstance(raw, Redirect) and (raw.node, raw.url) == ("node1", node1.url)
+
+
+async def test_a_node_that_cannot_join_gives_up_having_served_nobody(
+    tmp_path: Path, lines: Lines
+) -> None:
+    """No Redis at all: the node tries for three node expiries, then start() fails with one
+    message naming the Redis (never its password); nothing was served and the database's
+    clock was not touched (the downtime until a start that joins is charged to nobody)."""
+    url = f"unix://{tmp_path}/no-redis.sock?db=0&password=hush"
+    store = Store(str(tmp_path / "node.sqlite3"))
+    server = RaceServer(
+        "127.0.0.1",
+        0,
+        limits=fast_limits(),
+        store=store,
+        cluster=ClusterConfig("node1", url, expiry_s=0.5),
+    )
+    try:
+        began = time.monotonic()
+        with pytest.raises(ClusterJoinError) as failed:
+            await server.start()
+        assert 1.0 <= time.monotonic() - began <= 3.0
+        message = str(failed.value)
+        assert "cannot join the cluster" in message and "password=***" in message
+        assert "hush" not in message and "hush" not in json.dumps(lines.fields)
+        assert not lines.events("cluster_joined") and not lines.events("listening")
+        assert not await asyncio.to_thread(accepts, server.port)
+    finally:
+        await server.stop()
+    assert server.hub.live is not None and server.hub.live.alive_at() is None
+    store.close()
+
+
+def test_the_server_exits_with_status_2_when_its_node_cannot_join(tmp_path: Path) -> None:
+    """Under systemd (Restart=on-failure) or compose (restart: unless-stopped): one line on
+    standard error and status 2, and the service manager starts it again."""
+    result = subprocess.run(
+        [sys.executable, "-m", "server.cli", "--node", "node1", "--port", "0",
+         "--redis", f"unix://:hush@{tmp_path}/no-redis.sock", "--node-expiry", "0.5",
+         "--db", str(tmp_path / "node.sqlite3"), "--certified-deals", "0"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("patience-race-server: cannot join the cluster: Redis at unix://:***@")
+    assert "Traceback" not in result.stderr and "hush" not in result.stderr
+    assert "listening" not in result.stderr
+
+
+def test_redis_urls_are_logged_without_their_password() -> None:
+    assert shown_url("redis://:s3cret@redis:6379/0") == "redis://:***@redis:6379/0"
+    assert shown_url("rediss://app:s3cret@r.example:6380/1") == "rediss://app:***@r.example:6380/1"
+    assert shown_url("unix:///run/redis.sock?db=0&password=s3cret") == (
+        "unix:///run/redis.sock?db=0&password=***"
+    )
+    assert shown_url("redis://redis:6379/0") == "redis://redis:6379/0"
+
+
+def _nginx() -> str:
     nginx = shutil.which("nginx") or (
         "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
     )
@@ -424,6 +621,50 @@ async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path
         pytest.skip(
             "nginx is not installed (.ci/run installs it from Debian's packages when it can)"
         )
+    return nginx
+
+
+async def front_nginx(stack: AsyncExitStack, folder: Path, upstreams: str, locations: str) -> int:
+    """A real nginx on a free port of 127.0.0.1 in front of the nodes, with these upstreams and
+    locations and the shipped proxy settings (stopped with ``stack``): its port."""
+    nginx = _nginx()
+    port = free_port()
+    conf = folder / "conf"
+    conf.mkdir()
+    (folder / "logs").mkdir()
+    (conf / "locations.conf").write_text(locations.replace("/etc/nginx/patience-race/", f"{conf}/"))
+    shutil.copy(DEPLOY / "nginx" / "proxy.conf", conf / "proxy.conf")
+    (conf / "upstreams.conf").write_text(upstreams)
+    (folder / "nginx.conf").write_text(
+        f"pid {folder}/nginx.pid;\nerror_log {folder}/logs/error.log;\n"
+        "daemon off;\nevents {}\n"
+        f"http {{\n access_log off;\n include {conf}/upstreams.conf;\n"
+        " map $http_upgrade $connection_upgrade { default upgrade; '' close; }\n"
+        f" server {{\n  listen 127.0.0.1:{port};\n  include {conf}/locations.conf;\n }}\n}}\n"
+    )
+    proc = subprocess.Popen(
+        [nginx, "-p", str(folder), "-c", str(folder / "nginx.conf")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+    async def stop_nginx() -> None:
+        proc.terminate()
+        await asyncio.to_thread(proc.wait, 10)
+        assert proc.stderr is not None
+        proc.stderr.close()
+
+    stack.push_async_callback(stop_nginx)
+
+    async def up() -> bool:
+        assert proc.poll() is None, "nginx stopped"
+        return await asyncio.to_thread(accepts, port)
+
+    await eventually(up, 10, "nginx listening")
+    return port
+
+
+async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path: Path) -> None:
+    _nginx()
     async with AsyncExitStack() as stack:
         nodes = [
             await stack.enter_async_context(cluster_node(redis_url, f"node{i}", url=""))
@@ -431,51 +672,16 @@ async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path
         ]
         assert all(n.cluster is not None and n.cluster.url == f"/n/node{i}/" for i, n in
                    zip((1, 2, 3), nodes, strict=True))  # fmt: skip
-        port = free_port()
         # the shipped locations and proxy settings, with upstreams on this machine's nodes
-        conf = tmp_path / "conf"
-        conf.mkdir()
-        (tmp_path / "logs").mkdir()
-        locations = (DEPLOY / "nginx" / "locations.conf").read_text()
-        locations = locations.replace("/etc/nginx/patience-race/", f"{conf}/")
-        (conf / "locations.conf").write_text(locations)
-        shutil.copy(DEPLOY / "nginx" / "proxy.conf", conf / "proxy.conf")
         ups = "upstream patience_race_any {\n"
         ups += "".join(f" server 127.0.0.1:{n.port};\n" for n in nodes) + "}\n"
         ups += "".join(
             f"upstream patience_race_node{i} {{ server 127.0.0.1:{n.port}; }}\n"
             for i, n in zip((1, 2, 3), nodes, strict=True)
         )
-        (conf / "upstreams.conf").write_text(ups)
-        (tmp_path / "nginx.conf").write_text(
-            f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/logs/error.log;\n"
-            "daemon off;\nevents {}\n"
-            f"http {{\n access_log off;\n include {conf}/upstreams.conf;\n"
-            " map $http_upgrade $connection_upgrade { default upgrade; '' close; }\n"
-            f" server {{\n  listen 127.0.0.1:{port};\n  include {conf}/locations.conf;\n }}\n}}\n"
-        )
-        proc = subprocess.Popen(
-            [nginx, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )  # fmt: skip
-
-        async def stop_nginx() -> None:
-            proc.terminate()
-            await asyncio.to_thread(proc.wait, 10)
-            assert proc.stderr is not None
-            proc.stderr.close()
-
-        stack.push_async_callback(stop_nginx)
+        locations = (DEPLOY / "nginx" / "locations.conf").read_text()
+        port = await front_nginx(stack, tmp_path, ups, locations)
         front = f"ws://127.0.0.1:{port}/"
-
-        async def up() -> bool:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    return True
-            except OSError:
-                return False
-
-        await eventually(up, 10, "nginx listening")
         host, code = await create(f"ws://127.0.0.1:{port}/n/node3/", "Host")
         stack.push_async_callback(host.close)
         assert code in nodes[2].hub.rooms
@@ -495,6 +701,59 @@ async def test_nginx_routes_each_node_path_and_any_node(redis_url: str, tmp_path
             "Ann",
             "Bob",
         }
+
+
+LOCAL_SED = (
+    "sed \"s/HOSTNAME/$(hostname | tr '[:upper:]' '[:lower:]')/\" "
+    "deploy/cluster/nginx/locations-local.conf"
+)
+"""How docs/cluster.md makes the systemd nodes' locations.conf for this host."""
+
+
+def local_locations() -> str:
+    """deploy/cluster/nginx/locations-local.conf for this host, made as docs/cluster.md says."""
+    assert LOCAL_SED in (ROOT / "docs" / "cluster.md").read_text(), "the command the docs give"
+    done = subprocess.run(
+        ["sh", "-c", LOCAL_SED], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+async def test_the_systemd_nodes_nginx_files_route_each_node_and_any_node(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """The operator trial: the systemd cluster had no nginx files that work outside compose.
+    deploy/cluster/nginx/upstreams-local.conf and locations-local.conf, installed as
+    docs/cluster.md says, in front of nodes named as the template names them (``%H-%i``: this
+    host's name, lower case, and the instance), with only their ports moved off 8701 and 8702."""
+    _nginx()
+    host_name = socket.gethostname().lower()
+    if not re.match(r"^[a-z0-9][a-z0-9._-]{0,59}$", host_name):
+        pytest.skip(f"this host's name {host_name!r} makes no node name")
+    async with AsyncExitStack() as stack:
+        nodes = [
+            await stack.enter_async_context(cluster_node(redis_url, f"{host_name}-{i}", url=""))
+            for i in ("01", "02")
+        ]
+        ups = (DEPLOY / "nginx" / "upstreams-local.conf").read_text()
+        for i, node in zip(("01", "02"), nodes, strict=True):
+            assert f"127.0.0.1:87{i}" in ups
+            ups = ups.replace(f"127.0.0.1:87{i}", f"127.0.0.1:{node.port}")
+        port = await front_nginx(stack, tmp_path, ups, local_locations())
+        second = f"ws://127.0.0.1:{port}/n/{host_name}-02/"
+        host, code = await create(second, "Host")
+        stack.push_async_callback(host.close)
+        assert code in nodes[1].hub.rooms
+        first = f"ws://127.0.0.1:{port}/n/{host_name}-01/"
+        await eventually(lambda: _has(listed(first), {code}), 5, "listed through node 1's path")
+        front = f"ws://127.0.0.1:{port}/"
+        for name in ("Ann", "Bob"):  # "/" reaches either node; both end on node 2
+            conn = Connection(front)
+            await conn.open()
+            stack.push_async_callback(conn.close)
+            joined = await conn.request(JoinRoom(seq=0, code=code, name=name))
+            assert isinstance(joined, Joined) and conn.url in (front, second)
+        assert {m.name for m in nodes[1].hub.rooms[code].members.values()} == {"Host", "Ann", "Bob"}
 
 
 async def test_a_node_taken_for_dead_writes_its_rooms_again(redis_url: str) -> None:
@@ -529,11 +788,16 @@ def test_cluster_compose_wires_redis_nodes_and_nginx() -> None:
     assert len(nodes) >= 2 and "redis" in services
     locations = (DEPLOY / "nginx" / "locations.conf").read_text()
     upstreams = (DEPLOY / "nginx" / "upstreams.conf").read_text()
+    published: set[str] = set()
     for name, node in nodes.items():
         env = node["environment"]
         assert env["PATIENCE_RACE_NODE"] == name
         assert env["PATIENCE_RACE_REDIS"].startswith("redis://redis:")
-        assert "ports" not in node, "nodes are reached through nginx only"
+        # players reach the nodes through nginx only: a node's port is published for a
+        # scraper on the host's loopback (each its own), never on the network
+        ports = node["ports"]
+        assert len(ports) == 1 and re.fullmatch(r"127\.0\.0\.1:87\d\d:8765", ports[0]), ports
+        published.add(ports[0])
         assert any(v.endswith(":/data") for v in node["volumes"]), "a database of its own"
         assert (DEPLOY / "../.." / node["build"]["dockerfile"]).resolve().is_file()
         # nginx sends /n/NAME/ to it, and / to any node
@@ -541,6 +805,7 @@ def test_cluster_compose_wires_redis_nodes_and_nginx() -> None:
         assert f"upstream patience_race_{name} {{ server {name}:8765;" in upstreams
         assert f"server {name}:8765 max_fails" in upstreams
         assert node["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert len(published) == len(nodes)
     nginx = services["nginx"]
     assert set(nginx["depends_on"]) == set(nodes)
     for volume in nginx["volumes"]:
@@ -550,7 +815,10 @@ def test_cluster_compose_wires_redis_nodes_and_nginx() -> None:
     assert '"redis>=5"' in (DEPLOY / "Dockerfile").read_text()
 
 
-def test_cluster_nginx_site_is_accepted(tmp_path: Path) -> None:
+@pytest.mark.parametrize("variant", ["compose", "local"])
+def test_cluster_nginx_site_is_accepted(tmp_path: Path, variant: str) -> None:
+    """``nginx -t`` on the site with compose's upstreams (node1:8765, made to resolve here) and
+    with the systemd nodes' files for this host, as docs/cluster.md installs them (as is)."""
     nginx = shutil.which("nginx") or (
         "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
     )
@@ -566,13 +834,19 @@ def test_cluster_nginx_site_is_accepted(tmp_path: Path) -> None:
     )  # fmt: skip
     conf = tmp_path / "conf"
     conf.mkdir()
-    for name in ("locations.conf", "proxy.conf"):
-        text = (DEPLOY / "nginx" / name).read_text()
-        (conf / name).write_text(text.replace("/etc/nginx/patience-race/", f"{conf}/"))
-    # the compose names do not resolve here: the same upstreams on this machine's addresses
-    upstreams = (DEPLOY / "nginx" / "upstreams.conf").read_text()
-    for i in (1, 2, 3):
-        upstreams = upstreams.replace(f"node{i}:8765", f"127.0.0.1:{8700 + i}")
+    if variant == "compose":
+        locations = (DEPLOY / "nginx" / "locations.conf").read_text()
+        # the compose names do not resolve here: the same upstreams on this machine's addresses
+        upstreams = (DEPLOY / "nginx" / "upstreams.conf").read_text()
+        for i in (1, 2, 3):
+            upstreams = upstreams.replace(f"node{i}:8765", f"127.0.0.1:{8700 + i}")
+    else:
+        locations = local_locations()
+        assert "HOSTNAME" not in locations and "location /n/" in locations
+        upstreams = (DEPLOY / "nginx" / "upstreams-local.conf").read_text()
+    (conf / "locations.conf").write_text(locations.replace("/etc/nginx/patience-race/", f"{conf}/"))
+    proxy = (DEPLOY / "nginx" / "proxy.conf").read_text()
+    (conf / "proxy.conf").write_text(proxy.replace("/etc/nginx/patience-race/", f"{conf}/"))
     (conf / "upstreams.conf").write_text(upstreams)
     site = (DEPLOY / "nginx" / "site.conf").read_text()
     site = site.replace("/etc/nginx/patience-race/", f"{conf}/")
@@ -641,9 +915,50 @@ async def test_nodes_go_on_without_redis_and_register_again_when_it_is_back(
             await host.close()
 
 
-async def test_a_silent_redis_costs_a_node_little(tmp_path: Path) -> None:
-    """A Redis that takes connections and never answers (a hung machine, a bad proxy): the node
-    starts, serves its own rooms and players, and stops, each in bounded time."""
+async def test_a_redis_outage_is_logged_once_then_counted_and_its_end_said(
+    redis_process: RedisProcess, lines: Lines
+) -> None:
+    """The operator trial: each node wrote a ``cluster_error`` line about every 2.5 s for as long
+    as Redis was away (heartbeat and listener alike), and nothing said when it was back.  Now:
+    the first error at once, then a line at most every ``error_line_s`` with the count since the
+    line before, and one ``cluster_recovered`` line when Redis answers again."""
+    async with cluster_node(redis_process.url, "node1") as node:
+        cluster = node.cluster
+        assert cluster is not None
+        cluster.error_line_s = 1.0
+        redis_process.stop()
+        began = time.monotonic()
+
+        async def many_errors() -> bool:
+            return cluster.errors >= 12 and time.monotonic() - began > 2.5
+
+        await eventually(many_errors, 15, "errors while Redis is away")
+        assert not lines.events("cluster_recovered")
+        errors = lines.events("cluster_error")
+        assert 2 <= len(errors) <= 2 + (time.monotonic() - began) / cluster.error_line_s
+        assert errors[0]["count"] == 1 and "outage_s" not in errors[0]
+        assert all(e["count"] > 1 and e["outage_s"] > 0 for e in errors[1:])
+        redis_process.start()
+
+        async def recovered() -> bool:
+            return bool(lines.events("cluster_recovered"))
+
+        await eventually(recovered, 10, "the end of the outage said")
+        back = lines.events("cluster_recovered")
+        assert len(back) == 1 and back[0]["node"] == "node1" and back[0]["outage_s"] > 2
+        errors = lines.events("cluster_error")
+        assert back[0]["errors"] == cluster.errors >= sum(int(e["count"]) for e in errors)
+        await asyncio.sleep(4 * cluster.heartbeat_s)  # all quiet once it is back
+        assert len(lines.events("cluster_error")) == len(errors)
+        assert len(lines.events("cluster_recovered")) == 1
+
+
+async def test_a_silent_redis_costs_a_node_little(
+    tmp_path: Path, redis_process: RedisProcess
+) -> None:
+    """A Redis that takes connections and never answers (a hung machine, a bad proxy): a node
+    starting gives up in bounded time, having served nobody; a node that had joined goes on
+    serving its own rooms and players, and stops in bounded time."""
     held: list[asyncio.StreamWriter] = []
 
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -656,7 +971,21 @@ async def test_a_silent_redis_costs_a_node_little(tmp_path: Path) -> None:
     listener = await asyncio.start_unix_server(silent, path=str(sock))
     try:
         async with asyncio.timeout(60):
-            async with cluster_node(f"unix://{sock}", "node1") as node:
+            with pytest.raises(ClusterJoinError, match="TimeoutError"):
+                async with cluster_node(f"unix://{sock}", "node1"):
+                    pass
+        assert held, "the node never tried the silent Redis"
+    finally:
+        for writer in held:
+            writer.close()
+        listener.close()
+        await listener.wait_closed()
+
+    assert redis_process.proc is not None
+    async with asyncio.timeout(60):
+        async with cluster_node(redis_process.url, "node1") as node:
+            redis_process.proc.send_signal(signal.SIGSTOP)  # silent from now on
+            try:
                 host, code = await create(node.url, "Host")
                 guest = Connection(node.url)
                 await guest.open()
@@ -664,14 +993,13 @@ async def test_a_silent_redis_costs_a_node_little(tmp_path: Path) -> None:
                 assert isinstance(joined, Joined) and len(joined.room.members) == 2
                 await guest.close()
                 await host.close()
-        assert held, "the node never tried the silent Redis"
+                began = time.monotonic()
+                await node.stop()
+                assert time.monotonic() - began < 15
+            finally:
+                redis_process.proc.send_signal(signal.SIGCONT)
         # its last writes could not be made: counted as a Redis failure, and it stopped anyway
         assert node.cluster is not None and node.cluster.stopped and node.cluster.errors > 0
-    finally:
-        for writer in held:
-            writer.close()
-        listener.close()
-        await listener.wait_closed()
 
 
 async def test_a_task_deaf_to_its_cancel_does_not_hold_a_node_stopping(redis_url: str) -> None:

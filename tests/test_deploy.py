@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,11 @@ def test_compose_file_parses_and_wires_the_server_behind_nginx() -> None:
     assert server["build"]["dockerfile"] == "deploy/Dockerfile"
     assert (DEPLOY / server["build"]["context"] / server["build"]["dockerfile"]).is_file()
     assert any(v.startswith("data:/data") for v in server["volumes"])
-    assert "ports" not in server, "the server is reached through nginx only"
+    # players reach the server through nginx only: its port is published for a scraper on the
+    # host's loopback (the operator trial found /metrics could not be scraped at all)
+    assert server["ports"] == ["127.0.0.1:8765:8765"]
+    docs = (DEPLOY.parent / "docs" / "operations.md").read_text()
+    assert "curl -s http://127.0.0.1:8765/metrics" in docs
     assert nginx["depends_on"]["patience-race"]["condition"] == "service_healthy"
     assert "443:443" in nginx["ports"]
     for volume in nginx["volumes"]:
@@ -30,6 +35,51 @@ def test_compose_file_parses_and_wires_the_server_behind_nginx() -> None:
             assert (DEPLOY / source).is_file(), source
     grace = server["stop_grace_period"]
     assert grace.endswith("s") and int(grace[:-1]) >= 10
+
+
+def _mounts(service: dict[str, object]) -> dict[str, tuple[str, str]]:
+    """A compose service's bind mounts: target -> (source, mode)."""
+    out = {}
+    for volume in service.get("volumes", []):  # type: ignore[attr-defined]
+        source, target, *mode = str(volume).split(":")
+        out[target] = (source, mode[0] if mode else "rw")
+    return out
+
+
+@pytest.mark.parametrize(
+    ("compose_file", "site_file"),
+    [
+        ("compose.yaml", "nginx/patience-race.conf"),
+        ("cluster/compose.yaml", "cluster/nginx/site.conf"),
+    ],
+)
+def test_compose_nginx_can_get_and_renew_its_certificate(compose_file: str, site_file: str) -> None:
+    """The operator trial: under compose the site answered certbot's challenges from a folder
+    the nginx container did not have, links into /etc/letsencrypt did not resolve in it, and
+    the container holds port 80, so neither --webroot nor --standalone on the host worked.  The
+    container now mounts the host's webroot where the site serves challenges from, and
+    /etc/letsencrypt at the same path (read-only both); docs/operations.md gives the commands,
+    with a deploy hook that reloads nginx after each renewal."""
+    nginx = yaml.safe_load((DEPLOY / compose_file).read_text())["services"]["nginx"]
+    site = (DEPLOY / site_file).read_text()
+    mounts = _mounts(nginx)
+    root = re.search(r"location /\.well-known/acme-challenge/ \{ root (\S+); \}", site)
+    assert root is not None, "the site answers certbot's challenges on port 80"
+    webroot, mode = mounts.get(root.group(1), ("", ""))
+    assert webroot.startswith("/") and mode == "ro", "the challenges' folder, from the host"
+    assert mounts.get("/etc/letsencrypt") == ("/etc/letsencrypt", "ro")
+    certs = re.search(r"ssl_certificate\s+(\S+)/fullchain\.pem;", site)
+    assert certs is not None and mounts[certs.group(1)][1] == "ro"
+    assert "80:80" in nginx["ports"] and "443:443" in nginx["ports"]
+
+    docs = (DEPLOY.parent / "docs" / "operations.md").read_text()
+    section = docs.split("### With Docker Compose", 1)[1].split("\n## ", 1)[0]
+    compose = "/opt/patience-race/deploy/compose.yaml"
+    assert f"--webroot -w {webroot} " in section
+    hook = f'--deploy-hook "docker compose -f {compose} exec -T nginx nginx -s reload"'
+    assert hook in section
+    for target in re.findall(r"ln -sf (\S+) deploy/certs/", section):
+        assert target.startswith("/etc/letsencrypt/"), "a link the container can follow"
 
 
 def test_dockerfile_runs_as_a_user_with_exec_form_and_a_health_check() -> None:
