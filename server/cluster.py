@@ -118,8 +118,13 @@ def shown_url(url: str) -> str:
 
 
 def said(exc: BaseException) -> str:
-    """An exception in a few words: its type, and its message if it has one."""
+    """An exception in a few words: its type, and its message if it has one.  A Redis client's
+    error names the type and Redis's own words only: redis-py writes a failed pipeline's
+    command into its message (``Command # 1 (HSET patience-race:rooms:a 8AZ7DG4N) of pipeline
+    caused error``), with the code of a private room in it (review)."""
     text = str(exc)
+    if type(exc).__module__.split(".")[0] == "redis":
+        text = re.sub(r"Command # \d+ \(.*\) of pipeline caused error: ?", "", text)
     return (f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[:200]
 
 
@@ -398,7 +403,10 @@ class Cluster:
         }
         if not first:
             fields["outage_s"] = round(now - self._outage_since, 1)
-        log.warning("cluster_error", exc_info=first, extra={"fields": fields})
+        # the first error's traceback, unless Redis's: its message may hold a command's keys
+        error = sys.exc_info()[1]
+        trace = first and not (error is not None and type(error).__module__.startswith("redis"))
+        log.warning("cluster_error", exc_info=trace, extra={"fields": fields})
         self._unlogged = 0
         self._next_error_line = now + self.error_line_s
 

@@ -1029,3 +1029,20 @@ async def test_a_task_deaf_to_its_cancel_does_not_hold_a_node_stopping(redis_url
         release.set()
         if stuck is not None:
             await stuck
+
+
+def test_a_redis_error_is_logged_without_the_command_it_failed() -> None:
+    """redis-py writes a failed pipeline's command into the error (the HSET of a private room's
+    code): the log line keeps Redis's words only (review)."""
+    from redis.exceptions import ReadOnlyError
+
+    from server.cluster import said
+
+    exc = ReadOnlyError(
+        "Command # 1 (HSET patience-race:rooms:a 8AZ7DG4N) of pipeline caused error: "
+        '("You can\'t write against a read only replica.",)'
+    )
+    text = said(exc)
+    assert "8AZ7DG4N" not in text and "HSET" not in text
+    assert text.startswith("ReadOnlyError: ") and "read only replica" in text
+    assert said(ValueError("bad")) == "ValueError: bad"
