@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager
@@ -358,3 +359,17 @@ async def eventually(check: Callable[[], bool], timeout: float = 3) -> None:
     while not check():
         assert loop.time() < end, "the condition never held"
         await asyncio.sleep(0.01)
+
+
+class Lines(logging.Handler):
+    """The structured fields of every line a logger writes (the ``lines`` fixture)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.fields: list[dict[str, object]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.fields.append(dict(getattr(record, "fields", {}) or {}))
+
+    def events(self, name: str) -> list[dict[str, object]]:
+        return [f for f in self.fields if f.get("event") == name]

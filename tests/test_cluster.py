@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import re
 import shutil
 import signal
@@ -44,9 +43,8 @@ from protocol.messages import (
 from server.app import RaceServer
 from server.cluster import ClusterConfig, ClusterJoinError, shown_url
 from server.store import Store
-from tests.server_helpers import fast_limits, move, pick_move, seat_state, start_race
+from tests.server_helpers import Lines, fast_limits, move, pick_move, seat_state, start_race
 from tests.test_deploy import verify_unit
-from tests.test_server_logs import Lines
 
 redis_asyncio = pytest.importorskip("redis.asyncio", reason="the Redis client: pip install redis")
 
@@ -109,21 +107,6 @@ def redis_process(tmp_path: Path) -> Iterator[RedisProcess]:
 @pytest.fixture
 def redis_url(redis_process: RedisProcess) -> str:
     return redis_process.url
-
-
-@pytest.fixture
-def lines() -> Iterator[Lines]:
-    """The structured fields of every line the server's logger writes."""
-    logger = logging.getLogger("patience_race.server")
-    handler = Lines()
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 def node_config(redis_url: str, name: str, url: str = "ws://127.0.0.1:{port}") -> ClusterConfig:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,35 +15,15 @@ from server.logs import OWED_LINES, RefusalLog
 from server.rooms import log_label
 
 from .rules_helpers import spider, suit_run
-from .server_helpers import close_all, fast_limits, host_and_join, move, running_server, start_race
-
-
-class Lines(logging.Handler):
-    """The structured fields of every line a logger writes."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.fields: list[dict[str, object]] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.fields.append(dict(getattr(record, "fields", {}) or {}))
-
-    def events(self, name: str) -> list[dict[str, object]]:
-        return [f for f in self.fields if f.get("event") == name]
-
-
-@pytest.fixture
-def lines() -> Iterator[Lines]:
-    logger = logging.getLogger("patience_race.server")
-    handler = Lines()
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
+from .server_helpers import (
+    Lines,
+    close_all,
+    fast_limits,
+    host_and_join,
+    move,
+    running_server,
+    start_race,
+)
 
 
 async def test_rooms_are_logged_as_players_see_them_and_the_winner_as_id_and_name(
