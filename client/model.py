@@ -57,6 +57,9 @@ class LastResults:
 
 
 FINISHED = ("won", "resigned", "stuck", "disconnected", "left")
+BACK_WINDOW_S = 15.0
+"""Seconds after this client took its seat back during which the others coming back are added to
+what it was told (:meth:`RaceModel.back_together`)."""
 
 
 @dataclass
@@ -98,6 +101,10 @@ class RaceModel:
     seat_released: bool = False
     bots: set[int] = field(default_factory=set)
     """Every member of this room seen to be a bot (it keeps its "(bot)" after it left)."""
+    back_status: str = ""
+    """What this client was told when it took its seat back (:meth:`back_together`)."""
+    back_until: float = 0.0
+    back_names: list[str] = field(default_factory=list)
     rows_layout: tuple[object, ...] | None = None
     """St. Helena and Louis: the deal and screen size for which the board went to one row a
     pile (client.render keeps it so until the next deal or a resize)."""
@@ -115,15 +122,36 @@ class RaceModel:
         """A thing that happened: into the log and the status line."""
         self.say_all([message])
 
-    def say_all(self, messages: list[str]) -> None:
+    def say_all(self, messages: list[str], now: float | None = None) -> None:
         """Things that happened at once (one room update): each into the log, all of them on the
         status line, the first first (the status line shows one line: the last alone lost "you
-        are the host now" behind "Ann left")."""
+        are the host now" behind "Ann left").  Just after this client took its seat back
+        (:meth:`back_together`), the others coming back too are added to what it was told."""
         if not messages:
             return
         self.log.extend(messages)
         del self.log[:-50]
+        now = time.monotonic() if now is None else now
+        if self.back_status and now < self.back_until:
+            backs = [m for m in messages if m.endswith(" is back")]
+            others = [m for m in messages if not m.endswith(" is back")]
+            self.back_names += [m.removesuffix(" is back") for m in backs]
+            said = self.back_status
+            if self.back_names:
+                names = ", ".join(self.back_names)
+                said += f" {names} {'is' if len(self.back_names) == 1 else 'are'} back too."
+            self.status = f"{said} {'; '.join(others)}" if others else said
+            return
         self.status = "; ".join(messages)
+
+    def back_together(self, status: str, now: float, window: float = BACK_WINDOW_S) -> None:
+        """This client took its seat back (``status`` says so): for ``window`` seconds the
+        others coming back too (after a server restart, everyone) are added to that line,
+        instead of each "X is back" taking its place (every player was left reading another's
+        "Ann is back" after a restart, not that they themselves were back)."""
+        self.status = self.back_status = status
+        self.back_until = now + window
+        self.back_names = []
 
     # -- events ---------------------------------------------------------------------------
 
@@ -135,19 +163,19 @@ class RaceModel:
 
     def _on_joined(self, e: Joined, now: float) -> None:
         self.you, self.role, self.token = e.you, e.role, e.token
-        self._set_room(e.room)
+        self._set_room(e.room, now)
 
     def _on_room(self, e: RoomUpdate, now: float) -> None:
-        self._set_room(e.room)
+        self._set_room(e.room, now)
 
-    def _set_room(self, room: RoomInfo) -> None:
+    def _set_room(self, room: RoomInfo, now: float | None = None) -> None:
         old = self.room
         if old is None or old.code != room.code:
             self.bots = set()
         self.bots |= {m.id for m in room.members if m.bot}  # a bot gone is still one
         if old is not None and old.code == room.code:
             released = {p.id for p in self.progress if p.status == "disconnected"}
-            self.say_all(room_changes(old, room, self.you, released, self.removed))
+            self.say_all(room_changes(old, room, self.you, released, self.removed), now)
         self.room = room
         me = self.me_member(room)
         if me is not None:

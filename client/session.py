@@ -199,8 +199,8 @@ class Session:
         elif snap.role == "player" and me is None and self.model.phase == "racing":
             # away when the others started this race (their rematch went on without you)
             self.model.status = SAT_OUT
-        else:
-            self.model.status = welcome
+        else:  # the others coming back too (a restart) are added to it, not put in its place
+            self.model.back_together(welcome, time.monotonic())
 
     def _seq_from(self, lowest: int) -> None:
         """Number the next commands from ``lowest`` at least (the snapshot's ``next_seq``)."""

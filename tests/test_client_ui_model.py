@@ -1183,3 +1183,24 @@ def test_no_move_left_but_an_undo_stays_said_with_the_minute() -> None:
     assert "No move is left: u takes back your last move" in line and "in a minute" in line
     model.progress = [progress(1, "me", "stuck"), progress(2, "Bot", "resigned")]
     assert "No move is left" not in screens.status_line(model, "keys", False, 200).plain
+
+
+def test_after_taking_the_seat_back_the_others_coming_back_are_added_to_it() -> None:
+    """After a server restart every client takes its seat back, and each was left reading
+    another's "Ann is back" instead of its own "Reconnected" (new-user trial)."""
+    model = RaceModel(name="Cy", you=3)
+    away = [member(1, "Ann", connected=False), member(2, "Bob", connected=False), member(3, "Cy")]
+    model.apply(RoomUpdate(room=room(away)), now=100.0)
+    model.back_together("Reconnected: your seat is back.", 100.0)
+    ann_back = [member(1, "Ann"), away[1], away[2]]
+    model.apply(RoomUpdate(room=room(ann_back)), now=101.0)
+    assert model.status == "Reconnected: your seat is back. Ann is back too."
+    both = [member(1, "Ann"), member(2, "Bob"), away[2]]
+    model.apply(RoomUpdate(room=room(both)), now=102.0)
+    assert model.status == "Reconnected: your seat is back. Ann, Bob are back too."
+    assert model.log[-2:] == ["Ann is back", "Bob is back"]  # the log has each, as before
+    model.apply(RoomUpdate(room=room([*both, member(4, "Dee")])), now=103.0)
+    assert model.status == "Reconnected: your seat is back. Ann, Bob are back too. Dee joined"
+    # later, each thing that happens is said on its own again
+    model.apply(RoomUpdate(room=room([*both, member(4, "Dee"), member(5, "Eve")])), now=200.0)
+    assert model.status == "Eve joined"
