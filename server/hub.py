@@ -464,7 +464,8 @@ class Hub(Upkeep):
         name = check_name(cmd.name)
         taken = clashes(name, [m.name for m in room.members.values()])
         if taken is not None:
-            what = name if taken == name else f"{taken}, which looks the same as {name}"
+            # (names quoted: a name may end in punctuation, "Ann." came out as "as Ann..")
+            what = f'"{taken}"' + ("" if taken == name else f', which looks the same as "{name}"')
             raise CommandError("name_taken", f"someone in this room is already called {what}")
         seat_free = room.state == "lobby" and len(room.players()) < room.settings.seats
         role: Role = "player" if seat_free and not cmd.spectate else "spectator"

@@ -625,6 +625,15 @@ def test_names_that_pass_for_another_clash_and_emoji_are_names() -> None:
         normalize("A\ufe0fnn")
     for a, b in (("राम", "रमा"), ("अमित", "अमीत"), ("ปู", "ปี"), ("โจ", "โจ้"), ("ダン", "タン")):
         assert clashes(normalize(a), [b]) is None, (a, b)
+    # the refusal quotes both names (a name ending in a full stop read "as Ann..")
+    h = Harness()
+    code, _, _ = h.room(None, "Ann")
+    refused = h.cmd(h.connect(), JoinRoom(seq=0, code=code, name="Ann."))
+    assert isinstance(refused, Error) and refused.code == "name_taken"
+    assert (
+        refused.message
+        == 'someone in this room is already called "Ann", which looks the same as "Ann."'
+    )
 
 
 @pytest.mark.parametrize("number", [1, 2**63, 2**64 - 1, 2**64, 10**20 - 1, 10**20])
