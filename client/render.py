@@ -259,6 +259,10 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     state = model.state
     assert state is not None
     louis = state.config.game == "louis"
+    if model.screen is not None:
+        # laid out as if the status line had two lines: a message of two lines takes a line
+        # from the board, and the whole board moved up a line with it, and back after
+        height = min(height, model.screen[1] - 3)
     # the information lines
     deal_no = 3 - state.redeals_left
     info = Text(f"deal {deal_no} of 3", style="bold")
@@ -314,13 +318,20 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         biggest = (
             2 if width < 60 else 3 if width < 90 else 4 if width < 150 else 5 if width < 190 else 6
         )
-        card_w, gap = biggest, 1 if width < 90 else 2
-        for w, g in ((c, g) for c in range(biggest, 1, -1) for g in (2, 1)):
-            if w < 4 and g == 2:
-                continue  # plain names (no tile) are set one space apart
-            if _helena_per_row(width, w, g) >= max(side):
-                card_w, gap = w, g
-                break
+        sizes = [(c, g) for c in range(biggest, 1, -1) for g in (2, 1) if c >= 4 or g == 1]
+        # (plain names, no tile, are set one space apart); room for a card more, or at
+        # least for those there are (a side pile one card longer wrapped at once), or the
+        # smallest cards: the fewest rows
+        longest = max(side)
+        card_w, gap = next(
+            (
+                (w, g)
+                for spare in (1, 0)
+                for w, g in sizes
+                if _helena_per_row(width, w, g) >= longest + spare
+            ),
+            sizes[-1],
+        )
         model.helena_cards = ((sticky, width), card_w, gap)
     cell = card_w + gap
     side_w = max(2 * cell + 3, (width - 4 * cell - 2) // 2)
@@ -467,7 +478,8 @@ def _helena_per_row(width: int, card_w: int, gap: int) -> int:
     label apart), with cards ``card_w`` wide and ``gap`` apart."""
     cell = card_w + gap
     side_w = max(2 * cell + 3, (width - 4 * cell - 2) // 2)
-    return max(1, (side_w - card_w - 1) // cell)
+    # (the key's label and a space apart; with a gap of one, the label's own padding is it)
+    return max(1, (side_w - card_w - (1 if gap > 1 else 0)) // cell)
 
 
 def _helena_rows(grid: Grid, model: RaceModel, keys: Keys, y: int, width: int, card_w: int) -> None:
