@@ -260,9 +260,10 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     assert state is not None
     louis = state.config.game == "louis"
     if model.screen is not None:
-        # laid out as if the status line had two lines: a message of two lines takes a line
-        # from the board, and the whole board moved up a line with it, and back after
-        height = min(height, model.screen[1] - 3)
+        # laid out as if the status message had two lines (the apps' board is the screen less
+        # the header, the message and the keys line): a message of two lines takes a line from
+        # the board, and the whole board moved up a line with it, and back after
+        height = max(1, min(height, model.screen[1] - 4))
     # the information lines
     deal_no = 3 - state.redeals_left
     info = Text(f"deal {deal_no} of 3", style="bold")

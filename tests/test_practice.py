@@ -326,3 +326,27 @@ async def test_the_practice_header_keeps_the_hints_with_a_long_deal_number(
         await pilot.pause(0.5)
         shown = str(app.top.render())[:80]  # what 80 columns show of it (the rest is cut)
         assert "#21358235365794540359" in shown and "0 hints" in shown, shown
+
+
+async def test_the_st_helena_board_stays_put_through_a_message_of_two_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the app, at 120x40: a refusal that takes two lines moved the whole board up a line,
+    and back with the next message (second new-user trial, then review: the first fix did
+    nothing in the apps)."""
+    from protocol.game import GameConfig
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    app = PracticeApp(GameConfig("st-helena", {}), 5)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.3)
+
+        def kings_row() -> int:
+            assert app.grid is not None
+            return next(y for y, _, _, t in app.grid.hits if t == ("foundation", 0))
+
+        before = kings_row()
+        await pilot.press("9", "f")  # 3H to a foundation: refused, in two lines at 120 columns
+        await pilot.pause(0.3)
+        assert app.model.status.startswith("Not allowed") and len(app.model.status) > 118
+        assert kings_row() == before
