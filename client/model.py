@@ -125,24 +125,52 @@ class RaceModel:
     def say_all(self, messages: list[str], now: float | None = None) -> None:
         """Things that happened at once (one room update): each into the log, all of them on the
         status line, the first first (the status line shows one line: the last alone lost "you
-        are the host now" behind "Ann left").  Just after this client took its seat back
-        (:meth:`back_together`), the others coming back too are added to what it was told."""
+        are the host now" behind "Ann left")."""
         if not messages:
             return
         self.log.extend(messages)
         del self.log[:-50]
-        now = time.monotonic() if now is None else now
-        if self.back_status and now < self.back_until:
-            backs = [m for m in messages if m.endswith(" is back")]
-            others = [m for m in messages if not m.endswith(" is back")]
-            self.back_names += [m.removesuffix(" is back") for m in backs]
-            said = self.back_status
-            if self.back_names:
-                names = ", ".join(self.back_names)
-                said += f" {names} {'is' if len(self.back_names) == 1 else 'are'} back too."
-            self.status = f"{said} {'; '.join(others)}" if others else said
-            return
         self.status = "; ".join(messages)
+
+    def _say_room_changes(self, messages: list[str], now: float | None) -> None:
+        """What a room update changed (:meth:`say_all`); just after this client took its seat
+        back (:meth:`back_together`) and while the status line still says so, the others coming
+        back too are added to that line rather than put in its place, and those who went away
+        again taken out of it.  Anything else the status line said meanwhile ("Go!", a kick, a
+        quit prompt), or a change of host (said first, with its keys), ends that."""
+        now = time.monotonic() if now is None else now
+        window = (
+            self.back_status
+            and now < self.back_until
+            and self.status.startswith(self.back_status)
+            and not any("you are the host now" in m for m in messages)
+        )
+        if not window:
+            self.back_status = ""
+            self.say_all(messages)
+            return
+        if not messages:
+            return
+        self.log.extend(messages)
+        del self.log[:-50]
+        others = []
+        for m in messages:
+            if m.endswith(" is back"):
+                name = m.removesuffix(" is back")
+                if name not in self.back_names:
+                    self.back_names.append(name)
+            elif m.endswith(" is away (seat kept for a while)"):
+                name = m.removesuffix(" is away (seat kept for a while)")
+                if name in self.back_names:
+                    self.back_names.remove(name)
+                others.append(m)
+            else:
+                others.append(m)
+        said = self.back_status
+        if self.back_names:
+            names = ", ".join(self.back_names)
+            said += f" {names} {'is' if len(self.back_names) == 1 else 'are'} back too."
+        self.status = f"{said} {'; '.join(others)}" if others else said
 
     def back_together(self, status: str, now: float, window: float = BACK_WINDOW_S) -> None:
         """This client took its seat back (``status`` says so): for ``window`` seconds the
@@ -175,7 +203,7 @@ class RaceModel:
         self.bots |= {m.id for m in room.members if m.bot}  # a bot gone is still one
         if old is not None and old.code == room.code:
             released = {p.id for p in self.progress if p.status == "disconnected"}
-            self.say_all(room_changes(old, room, self.you, released, self.removed), now)
+            self._say_room_changes(room_changes(old, room, self.you, released, self.removed), now)
         self.room = room
         me = self.me_member(room)
         if me is not None:

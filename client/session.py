@@ -192,6 +192,7 @@ class Session:
     def _resumed(self, snap: Snapshot, welcome: str) -> None:
         """Apply a resume's snapshot; the status says whether the seat is still racing."""
         self._seq_from(snap.next_seq)
+        self.model.back_status = ""  # (a window of an earlier return is over)
         self.model.apply(snap)
         me = self.model.my_progress()
         if snap.role == "player" and me is not None and me.status == "disconnected":

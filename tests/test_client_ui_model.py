@@ -1236,3 +1236,17 @@ def test_after_taking_the_seat_back_the_others_coming_back_are_added_to_it() -> 
     # later, each thing that happens is said on its own again
     model.apply(RoomUpdate(room=room([*both, member(4, "Dee"), member(5, "Eve")])), now=200.0)
     assert model.status == "Eve joined"
+    # (review) within the window: one gone again is taken out, a name is said once, and
+    # anything else the status line said meanwhile, or a kick, ends the window
+    model.back_together("Reconnected: your seat is back.", 300.0)
+    model.apply(RoomUpdate(room=room([away[0], *both[1:]])), now=301.0)
+    model.apply(RoomUpdate(room=room(both)), now=302.0)
+    assert model.status == "Reconnected: your seat is back. Ann is back too."
+    model.apply(RoomUpdate(room=room([away[0], *both[1:]])), now=303.0)
+    assert model.status == "Reconnected: your seat is back. Ann is away (seat kept for a while)"
+    model.status = "Go!"
+    model.apply(RoomUpdate(room=room(both)), now=304.0)
+    assert model.status == "Ann is back"
+    model.back_together("Reconnected: your seat is back.", 400.0)
+    model.apply(Kicked(message="The host removed you from the room."), now=401.0)
+    assert model.status == "The host removed you from the room."
