@@ -87,11 +87,22 @@ PRESENTATION = "\ufe0e\ufe0f"
 adds U+FE0F to ``❤`` or ``♠``.  Taken right after a picture, and nowhere else (invisible)."""
 
 
+SKIN_TONES = (0x1F3FB, 0x1F3FF)
+"""The emoji skin tone modifiers (``👍🏽``): taken right after a picture."""
+JOINER = "\u200d"
+"""The zero-width joiner of emoji sequences (``👨‍👩‍👧``, ``🏳️‍🌈``): taken between two pictures."""
+
+
 def _without_presentation(name: str) -> str:
-    """``name`` less the variation selectors right after a picture (a symbol)."""
+    """``name`` less what only shapes the picture before it: the variation selectors and skin
+    tones right after a picture (a symbol), and the joiners between two pictures."""
     out: list[str] = []
-    for ch in name:
-        if ch in PRESENTATION and out and unicodedata.category(out[-1]) == "So":
+    for i, ch in enumerate(name):
+        after_picture = bool(out) and unicodedata.category(out[-1]) == "So"
+        if after_picture and (ch in PRESENTATION or SKIN_TONES[0] <= ord(ch) <= SKIN_TONES[1]):
+            continue
+        between = after_picture and i + 1 < len(name) and unicodedata.category(name[i + 1]) == "So"
+        if ch == JOINER and between:
             continue
         out.append(ch)
     return "".join(out)

@@ -465,7 +465,7 @@ class Hub(Upkeep):
         taken = clashes(name, [m.name for m in room.members.values()])
         if taken is not None:
             # (names quoted: a name may end in punctuation, "Ann." came out as "as Ann..")
-            what = f'"{taken}"' + ("" if taken == name else f', which looks the same as "{name}"')
+            what = f"“{taken}”" + ("" if taken == name else f", which looks the same as “{name}”")
             raise CommandError("name_taken", f"someone in this room is already called {what}")
         seat_free = room.state == "lobby" and len(room.players()) < room.settings.seats
         role: Role = "player" if seat_free and not cmd.spectate else "spectator"

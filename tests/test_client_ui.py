@@ -151,10 +151,10 @@ async def test_watch_with_the_default_name_a_player_has_takes_it_with_a_number()
         named = RaceApp(Plan(action="watch", name="Ann", url=server.url, code=code))
         async with named.run_test(size=(80, 24)) as pilot:
             await wait_until(pilot, lambda: named.model.phase == "gone")
-            assert 'already called "Ann"' in (named.failed or "")
+            assert "already called “Ann”" in (named.failed or "")
             # said once, on the board, with the key once; the status line has only the key
             board = text_of(named, "#board")
-            assert board.count('already called "Ann"') == 1 and board.count("Press q") == 1
+            assert board.count("already called “Ann”") == 1 and board.count("Press q") == 1
             assert "already called" not in status_of(named) and "q: quit" in status_of(named)
         await ann.close()
 

@@ -620,6 +620,11 @@ def test_names_that_pass_for_another_clash_and_emoji_are_names() -> None:
         with pytest.raises(BadName, match="brackets"):
             normalize(bracket)
     assert normalize("Ann ❤\ufe0f") == "Ann ❤\ufe0f" and normalize("✈\ufe0f Pilot")
+    for sequence in ("Ann 👍🏽", "👨\u200d👩\u200d👧 Ann", "Ann 🏳\ufe0f\u200d🌈"):  # (review)
+        assert normalize(sequence) == sequence
+    for loose in ("Ann\u200dB", "Ann 👍\u200d", "A🏽nn"):
+        with pytest.raises(BadName):
+            normalize(loose)
     assert clashes(normalize("Ann ❤\ufe0f"), ["Ann ❤"]) == "Ann ❤"
     with pytest.raises(BadName, match="invisible"):
         normalize("A\ufe0fnn")
@@ -632,7 +637,7 @@ def test_names_that_pass_for_another_clash_and_emoji_are_names() -> None:
     assert isinstance(refused, Error) and refused.code == "name_taken"
     assert (
         refused.message
-        == 'someone in this room is already called "Ann", which looks the same as "Ann."'
+        == "someone in this room is already called “Ann”, which looks the same as “Ann.”"
     )
 
 
