@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import re
 import shutil
 import signal
@@ -1029,3 +1030,29 @@ def test_a_redis_error_is_logged_without_the_command_it_failed() -> None:
     assert "8AZ7DG4N" not in text and "HSET" not in text
     assert text.startswith("ReadOnlyError: ") and "read only replica" in text
     assert said(ValueError("bad")) == "ValueError: bad"
+
+
+def test_a_redis_error_is_logged_without_its_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    """The first error of an outage is logged with its traceback, unless it is Redis's own:
+    the traceback repeats the message, the failed command and its private code with it."""
+    from redis.exceptions import ReadOnlyError
+
+    from server.cluster import Cluster
+    from server.hub import Hub
+
+    cluster = Cluster(Hub(), ClusterConfig("n1", "redis://127.0.0.1:1/0", "ws://h:{port}"), 1)
+    caplog.set_level(logging.WARNING, logger="patience_race.server")
+    try:
+        raise ReadOnlyError("Command # 1 (HSET k 8AZ7DG4N) of pipeline caused error: ('RO',)")
+    except ReadOnlyError:
+        cluster._failed("publish")
+    records = [r for r in caplog.records if r.getMessage() == "cluster_error"]
+    assert len(records) == 1 and not records[0].exc_info
+    assert "8AZ7DG4N" not in caplog.text
+    cluster._failing.clear()  # a new outage, from a bug of ours: its traceback is logged
+    caplog.clear()
+    try:
+        raise KeyError("oops")
+    except KeyError:
+        cluster._failed("publish")
+    assert [bool(r.exc_info) for r in caplog.records] == [True]
