@@ -25,7 +25,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from protocol.config import SPIDER
-from protocol.messages import MAX_NAME, Kick, Member, Moved, Settings
+from protocol.messages import MAX_NAME, Kick, Member, Moved, RoomInfo, Settings
 from protocol.moves import Kind, Move
 
 from . import render, screens
@@ -205,6 +205,9 @@ class RaceApp(App[None]):
         self.typed_ahead: deque[str] = deque()
         """Race keys pressed while a move awaits the server's answer (at most TYPE_AHEAD)."""
         self.kept_options: dict[str, tuple[dict[str, object], str]] = {}
+        self._sent_settings: tuple[Settings | None, float] = (None, 0.0)
+        """The settings the host's last key sent, and when: the next key starts from them until
+        the room says it took them (:func:`client.keys.host_settings`'s ``base``)."""
         """The host's options and numbering of each game left with ``g``: back to it, they are."""
         self.quit_armed = False
         self.lost_at: float | None = None
@@ -706,11 +709,18 @@ class RaceApp(App[None]):
         if key == "s" and model.phase == "lobby":
             await session.start()
             return
-        new = host_settings(model.room, key, self.kept_options)
+        sent, at = self._sent_settings
+        pending = sent is not None and time.monotonic() - at < 3 and not _taken(model.room, sent)
+        new = host_settings(model.room, key, self.kept_options, sent if pending else None)
         if isinstance(new, str):
             model.status = new
         elif new is not None:
-            await session.update_settings(new)
+            self._sent_settings = (new, time.monotonic())
+            try:
+                await session.update_settings(new)
+            except Exception:
+                self._sent_settings = (None, 0.0)
+                raise
 
     # -- the end ---------------------------------------------------------------------------------
 
@@ -750,3 +760,19 @@ class RaceApp(App[None]):
 
     async def on_unmount(self) -> None:
         await self.shutdown()
+
+
+def _taken(room: RoomInfo | None, sent: Settings) -> bool:
+    """Whether ``room`` has the settings ``sent`` (as far as a room's public settings tell)."""
+    if room is None:
+        return True
+    r = room.settings
+    return (r.game, dict(r.options), r.numbering, r.mode, r.time_limit, r.undo, r.seats) == (
+        sent.game,
+        dict(sent.options),
+        sent.numbering,
+        sent.mode,
+        sent.time_limit,
+        sent.undo,
+        sent.seats,
+    ) and (r.private, r.winnable) == (sent.private, sent.winnable)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from protocol import cards
 from protocol.config import OPTIONS, SPIDER, TITLES, GameConfig
 from protocol.game import GameState
-from protocol.messages import RoomInfo, Settings
+from protocol.messages import PublicSettings, RoomInfo, Settings
 from protocol.moves import IllegalMove, Kind, Move
 from protocol.notation import format_move
 from protocol.spider import home_keeps_deals
@@ -214,14 +214,19 @@ def auto_home(state: GameState) -> Move | None:
 
 
 def host_settings(
-    room: RoomInfo, key: str, kept: dict[str, tuple[dict[str, object], str]]
+    room: RoomInfo,
+    key: str,
+    kept: dict[str, tuple[dict[str, object], str]],
+    base: Settings | None = None,
 ) -> Settings | str | None:
     """The room's settings after the host's lobby ``key`` (``g`` the game, ``o``/``v`` its
     options, ``m`` the mode, ``t`` the time limit, ``u`` undo, ``+``/``-`` the seats, ``p``
     privacy, ``w`` a certified deal); a sentence when the key changes nothing (a game with one
     option and ``v``); None for another key.  ``kept`` holds each game's options while another
-    game is chosen, so that coming back to it with ``g`` finds them again."""
-    s = room.settings
+    game is chosen, so that coming back to it with ``g`` finds them again.  ``base``: the
+    settings last sent, when the room has not yet said it took them (keys pressed quickly,
+    ``+ + +``, were each worked out from the same old settings: one seat more, not three)."""
+    s: Settings | PublicSettings = base if base is not None else room.settings
     current = Settings(
         game=s.game, options=dict(s.options), numbering=s.numbering, mode=s.mode,
         time_limit=s.time_limit, undo=s.undo, seats=s.seats, private=s.private,
@@ -266,10 +271,18 @@ def host_settings(
     if key == "u":
         return current.model_copy(update={"undo": "off" if s.undo == "safe" else "safe"})
     if key in ("+", "plus"):
-        return current.model_copy(update={"seats": min(16, s.seats + 1)})
+        if s.seats >= 16:
+            return "16 seats is the most a room has."
+        return current.model_copy(update={"seats": s.seats + 1})
     if key in ("-", "minus"):
         players = sum(1 for m in room.members if m.role == "player")
-        return current.model_copy(update={"seats": max(2, players, s.seats - 1)})
+        if s.seats <= max(2, players):
+            return (
+                "2 seats is the fewest a room has."
+                if players <= 2
+                else f"{players} players are seated: k removes one first."
+            )
+        return current.model_copy(update={"seats": s.seats - 1})
     if key == "p":
         return current.model_copy(update={"private": not s.private})
     if key == "w":

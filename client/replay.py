@@ -39,7 +39,9 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
     ):
         print(f"{clean(path)}: the commitment does not match the revealed deal", file=sys.stderr)
         problems += 1
-    print(f"Race {clean(race.race_id)}: {config.title} #{rv.number}, {len(race.players)} players")
+    print(
+        f"Race {clean(race.race_id)}: {config.title} #{rv.number}, {plural(len(race.players), 'player')}"
+    )
     print("commitment: " + ("verified" if not problems else "MISMATCH"))
     if rv.solution is not None:
         wrong = check_solution(config, rv.number, rv.solution)

@@ -625,3 +625,28 @@ async def test_the_host_can_remove_anyone_past_the_first_ten() -> None:
             assert "P12" not in [m.name for m in app.model.room.members]  # type: ignore[union-attr]
             for c in conns:
                 await c.close()
+
+
+async def test_seat_keys_pressed_quickly_each_count() -> None:
+    """+ pressed five times in a row is five seats more (each was worked out from the room's
+    settings before the last change came back: 10 presses made 7 seats more; third trial);
+    - at the fewest seats says so instead of "you changed the settings"."""
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+
+            def seats() -> int:
+                return app.model.room.settings.seats  # type: ignore[union-attr]
+
+            first = seats()
+            await pilot.press("+", "+", "+", "+", "+")
+            await wait_until(pilot, lambda: seats() == first + 5)
+            await pilot.pause(0.3)
+            assert seats() == first + 5
+            for _ in range(first + 5 - 2):
+                await pilot.press("-")
+            await wait_until(pilot, lambda: seats() == 2)
+            await pilot.press("-")
+            await wait_until(pilot, lambda: "2 seats is the fewest" in status_of(app))
+            assert seats() == 2
