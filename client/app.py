@@ -29,7 +29,7 @@ from protocol.messages import MAX_NAME, Kick, Member, Moved, RoomInfo, Settings
 from protocol.moves import Kind, Move
 
 from . import render, screens
-from .keys import PILE_KEYS, Keys, auto_home, host_settings
+from .keys import PILE_KEYS, Keys, auto_home, host_settings, settings_of
 from .model import RaceModel
 from .net import Disconnected, ServerError
 from .safe import clean
@@ -764,15 +764,4 @@ class RaceApp(App[None]):
 
 def _taken(room: RoomInfo | None, sent: Settings) -> bool:
     """Whether ``room`` has the settings ``sent`` (as far as a room's public settings tell)."""
-    if room is None:
-        return True
-    r = room.settings
-    return (r.game, dict(r.options), r.numbering, r.mode, r.time_limit, r.undo, r.seats) == (
-        sent.game,
-        dict(sent.options),
-        sent.numbering,
-        sent.mode,
-        sent.time_limit,
-        sent.undo,
-        sent.seats,
-    ) and (r.private, r.winnable) == (sent.private, sent.winnable)
+    return room is None or settings_of(room.settings) == settings_of(sent)

@@ -213,6 +213,15 @@ def auto_home(state: GameState) -> Move | None:
     return None
 
 
+def settings_of(s: Settings | PublicSettings) -> Settings:
+    """The settings a host would send to keep ``s`` as they are (a random deal)."""
+    return Settings(
+        game=s.game, options=dict(s.options), numbering=s.numbering, mode=s.mode,
+        time_limit=s.time_limit, undo=s.undo, seats=s.seats, private=s.private,
+        winnable=s.winnable,
+    )  # fmt: skip
+
+
 def host_settings(
     room: RoomInfo,
     key: str,
@@ -227,11 +236,7 @@ def host_settings(
     settings last sent, when the room has not yet said it took them (keys pressed quickly,
     ``+ + +``, were each worked out from the same old settings: one seat more, not three)."""
     s: Settings | PublicSettings = base if base is not None else room.settings
-    current = Settings(
-        game=s.game, options=dict(s.options), numbering=s.numbering, mode=s.mode,
-        time_limit=s.time_limit, undo=s.undo, seats=s.seats, private=s.private,
-        winnable=s.winnable,
-    )  # fmt: skip
+    current = settings_of(s)
     games = list(OPTIONS)
     if key == "g":
         game = games[(games.index(s.game) + 1) % len(games)]

@@ -128,9 +128,12 @@ class RaceModel:
         are the host now" behind "Ann left")."""
         if not messages:
             return
+        self._into_log(messages)
+        self.status = "; ".join(messages)
+
+    def _into_log(self, messages: list[str]) -> None:
         self.log.extend(messages)
         del self.log[:-50]
-        self.status = "; ".join(messages)
 
     def _say_room_changes(self, messages: list[str], now: float | None) -> None:
         """What a room update changed (:meth:`say_all`); just after this client took its seat
@@ -151,8 +154,7 @@ class RaceModel:
             return
         if not messages:
             return
-        self.log.extend(messages)
-        del self.log[:-50]
+        self._into_log(messages)
         others = []
         for m in messages:
             if m.endswith(" is back"):
