@@ -105,16 +105,14 @@ class RaceModel:
     """What this client was told when it took its seat back (:meth:`back_together`)."""
     back_until: float = 0.0
     back_names: list[str] = field(default_factory=list)
-    rows_layout: tuple[object, ...] | None = None
-    """St. Helena and Louis: the deal and screen size for which the board went to one row a
-    pile (client.render keeps it so until the next deal or a resize)."""
-    helena_cards: tuple[tuple[object, ...], int, int] | None = None
-    """St. Helena and Louis around the foundations: the deal and size for which the cards' width
-    and gap were chosen, and those two (kept until the next deal or a resize)."""
+    helena_layout: tuple[tuple[object, ...], int, int, bool] | None = None
+    """St. Helena and Louis: the deal and screen size for which the board was laid out, the
+    cards' width and gap chosen, and whether it went to one row a pile (client.render keeps
+    all three until the next deal or a resize: one card more must not move the board)."""
     screen: tuple[int, int] | None = None
     """The terminal's size (columns, lines), set by the app before each drawing: what a resize
     changes.  The board's own height also changes with the status line's (a message of two
-    lines), which must not move the board (:attr:`rows_layout`)."""
+    lines), which must not move the board (:attr:`helena_layout`)."""
     removed: set[int] = field(default_factory=set)
     """Members this client (the host) removed: their going is said as such, not as leaving."""
 

@@ -305,17 +305,19 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     # the screen; the biggest cards and gap with which every side pile lies on one row are
     # taken (a side pile wrapped into the corner shares its rows with piles 1-4's top cards,
     # where they were taken for those piles' own), else the screen's own size, wrapping.
-    # Chosen once a deal and screen (:attr:`RaceModel.helena_cards`): a side pile one card
+    # Chosen once a deal and screen (:attr:`RaceModel.helena_layout`): a side pile one card
     # longer must not move every pile under the mouse
     vertical = [len(state.piles[i]) for i in (0, 1, 2, 3, 6, 7, 8, 9)]
     side = [len(state.piles[i]) for i in (4, 5, 10, 11)]
     # (the terminal's size, not the board's: a status message of two lines is no resize; the
     # board went from rows to around the foundations and back with each such message)
     size = model.screen or (width, height)
-    sticky = (model.race_id, state.redeals_left, state.deals_left, size)
-    if model.helena_cards is not None and model.helena_cards[0] == (sticky, width):
-        card_w, gap = model.helena_cards[1:]
+    sticky = (model.race_id, state.redeals_left, state.deals_left, size, width)
+    kept = model.helena_layout
+    if kept is not None and kept[0] == sticky:
+        _, card_w, gap, in_rows = kept
     else:
+        in_rows = False
         biggest = (
             2 if width < 60 else 3 if width < 90 else 4 if width < 150 else 5 if width < 190 else 6
         )
@@ -333,9 +335,9 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
             ),
             sizes[-1],
         )
-        model.helena_cards = ((sticky, width), card_w, gap)
+        model.helena_layout = (sticky, card_w, gap, False)
     cell = card_w + gap
-    side_w = max(2 * cell + 3, (width - 4 * cell - 2) // 2)
+    side_w = _helena_side_w(width, cell)
     mid_x = side_w + 1
     band = max(3, (height - y - 4) // 2)
     sel = keys.source
@@ -344,10 +346,10 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     corner = band  # rows free beside a band
     # once a deal has needed the rows on this screen, it keeps them until the next deal or a
     # resize: one card more or less must not redraw the whole board elsewhere under the mouse
-    if max(vertical) > band or max(side) > per_row * (corner + 1) or model.rows_layout == sticky:
+    if in_rows or max(vertical) > band or max(side) > per_row * (corner + 1):
         # too small a board for every card around the foundations (80x24 with the race panel):
         # one row a pile, so that no card is ever folded away
-        model.rows_layout = sticky
+        model.helena_layout = (sticky, card_w, gap, True)
         _helena_rows(grid, model, keys, y - (1 if height >= 30 else 0), width, card_w)
         return
 
@@ -474,11 +476,16 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         grid.put(yy, xx, text, at)
 
 
+def _helena_side_w(width: int, cell: int) -> int:
+    """The columns beside the four foundation columns on each side, for cards ``cell`` apart."""
+    return max(2 * cell + 3, (width - 4 * cell - 2) // 2)
+
+
 def _helena_per_row(width: int, card_w: int, gap: int) -> int:
     """How many cards of a side pile lie on one row beside the foundations (the pile's key
     label apart), with cards ``card_w`` wide and ``gap`` apart."""
     cell = card_w + gap
-    side_w = max(2 * cell + 3, (width - 4 * cell - 2) // 2)
+    side_w = _helena_side_w(width, cell)
     # (the key's label and a space apart; with a gap of one, the label's own padding is it)
     return max(1, (side_w - card_w - (1 if gap > 1 else 0)) // cell)
 

@@ -1127,7 +1127,7 @@ def test_st_helena_keeps_one_row_a_pile_for_the_rest_of_a_deal() -> None:
     assert not one_row_a_pile(render.board_grid(model, Keys(model), 40, 120))
     # the app gives the terminal's size: a status message of two lines takes a line from the
     # board, which is no resize (the board went around the foundations and back at each one)
-    model.rows_layout = None
+    model.helena_layout = None
     model.screen = (120, 30)
     piles[0].extend(piles[11][:6])
     assert one_row_a_pile(render.board_grid(model, Keys(model), 27, 86))
