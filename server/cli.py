@@ -392,7 +392,7 @@ def config_problem(args: argparse.Namespace) -> str | None:
         if isinstance(value, _BadEnv):
             return value.why
     if args.loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
-        return "--loop uvloop needs uvloop: pip install uvloop"
+        return NO_UVLOOP
     for dest, (name, check) in args._checks.items():
         value = getattr(args, dest)
         problem = check(value)
@@ -541,6 +541,10 @@ def _run(
     return 0
 
 
+NO_UVLOOP = "--loop uvloop needs uvloop: pip install uvloop"
+"""Said by :func:`config_problem` before anything is opened, and by :func:`loop_factory`."""
+
+
 def loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
     """uvloop's loop when asked for (or, with auto, when installed); None for asyncio's own."""
     if choice == "asyncio":
@@ -549,10 +553,7 @@ def loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
         import uvloop
     except ImportError:
         if choice == "uvloop":  # a bad setting: exit status 2, as every other
-            print(
-                "patience-race-server: --loop uvloop needs uvloop: pip install uvloop",
-                file=sys.stderr,
-            )
+            print(f"patience-race-server: {NO_UVLOOP}", file=sys.stderr)
             raise SystemExit(2) from None
         return None
     return uvloop.new_event_loop
