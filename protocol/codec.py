@@ -10,6 +10,7 @@ generous limits that are still bounded (:data:`MAX_EVENT_FRAME`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -200,7 +201,7 @@ def decode(frame: bytes | str, limits: DecodeLimits = EVENT_LIMITS) -> Command |
     except _Shape as exc:
         raise DecodeError("bad_frame", f"not a command: {exc}") from None
     except Exception as exc:  # msgpack raises several unrelated types for bad input
-        raise DecodeError("bad_frame", f"not a msgpack message ({type(exc).__name__})") from exc
+        raise DecodeError("bad_frame", _unreadable(exc)) from exc
     if not isinstance(data, dict):
         raise DecodeError("bad_frame", "a message is a msgpack map with a 'type' field")
     raw_seq = data.get("seq")
@@ -225,6 +226,26 @@ def decode(frame: bytes | str, limits: DecodeLimits = EVENT_LIMITS) -> Command |
         too = first["type"] in ("string_too_long", "string_too_short")
         code: ErrorCode = "bad_name" if too and first["loc"][-1:] == ("name",) else "bad_message"
         raise DecodeError(code, f"{kind[:40]}: {where}: {first['msg']}", seq) from exc
+
+
+_PAST_LIMIT = re.compile(r"(\d+) exceeds max_(str|bin|array|map|ext)_len\((\d+)\)")
+_WHAT = {
+    "str": "a string of {n} bytes: at most {limit}",
+    "array": "an array of {n} items: at most {limit}",
+    "map": "a map of {n} fields: at most {limit}",
+    "bin": "a binary value: none allowed",
+    "ext": "an extension value: none allowed",
+}
+
+
+def _unreadable(exc: Exception) -> str:
+    """Why msgpack could not read a frame, in words: which limit it is past, or that it is not
+    msgpack at all."""
+    past = _PAST_LIMIT.search(str(exc)) if isinstance(exc, ValueError) else None
+    if past is None:
+        return f"not a msgpack message ({type(exc).__name__})"
+    n, kind, limit = past.groups()
+    return "past a limit: " + _WHAT[kind].format(n=f"{int(n):,}", limit=f"{int(limit):,}")
 
 
 def decode_command(frame: bytes | str) -> Command | Event:

@@ -301,6 +301,8 @@ class RaceRecord(Model):
 
 
 class Command(Model):
+    if TYPE_CHECKING:
+        type: str  # every command's own ``type: Literal[...]`` (as :class:`Event`'s)
     seq: Seq
 
 

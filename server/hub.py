@@ -16,6 +16,7 @@ record and the close codes are in ``server.outbox``.
 from __future__ import annotations
 
 import logging
+import math
 import secrets
 import time
 from collections import OrderedDict
@@ -103,6 +104,11 @@ def check_name(name: str) -> str:
         return normalize(name)
     except BadName as exc:
         raise CommandError("bad_name", str(exc)) from None
+
+
+def _try_again(bucket: TokenBucket, now: float) -> str:
+    """When a budget refused now has room again, in words."""
+    return f"try again in {max(1, math.ceil(bucket.wait(now)))} s"
 
 
 class Hub(Upkeep):
@@ -236,8 +242,21 @@ class Hub(Upkeep):
             conn.limited += 1
             self.count("rejected_rate_limited")
             seq = getattr(cmd, "seq", None)
+            wait_ms = max(1, round(conn.bucket.wait(now) * 1000))
+            left = self.limits.max_limited - conn.limited
             out.send(
-                cid, Error(seq=seq, code="rate_limited", message="too many messages: slow down")
+                cid,
+                Error(
+                    seq=seq,
+                    code="rate_limited",
+                    message=f"too many messages: this one was not done; wait {wait_ms} ms "
+                    f"(at most {self.limits.rate:g} a second, {self.limits.burst} at once); "
+                    + (
+                        f"{left} more refused and this connection is closed"
+                        if left > 0
+                        else "this connection is closed"
+                    ),
+                ),
             )
             if conn.limited >= self.limits.max_limited:
                 out.close(cid, CLOSE_FLOOD, "flooding")
@@ -255,6 +274,19 @@ class Hub(Upkeep):
             )
         cache = conn.member.seqs if conn.member else conn.seqs
         again = cache.get(cmd.seq)
+        used = cache.kind(cmd.seq) if again is not None else None
+        if used is not None and used != cmd.type:
+            self.count("rejected_bad_message")
+            out.send(
+                cid,
+                Error(
+                    seq=cmd.seq,
+                    code="bad_message",
+                    message=f"sequence number {cmd.seq} was already used for {used}: "
+                    "a command sent again must be the same, a new one needs a new number",
+                ),
+            )
+            return out
         if again:
             for frame in again:
                 out.send(cid, frame)
@@ -287,7 +319,7 @@ class Hub(Upkeep):
             frames: tuple[bytes, ...] = ()
         else:
             frames = tuple(out.frame(e) for e in out.replies)
-        cache.put(cmd.seq, frames)
+        cache.put(cmd.seq, frames, cmd.type)
         member = conn.member
         if self.live is not None and member is not None and conn.room is not None:
             # answers carrying a token or a whole snapshot are not written down, only their number
@@ -299,10 +331,12 @@ class Hub(Upkeep):
             # a new seat: its numbers go on from this connection's, so that a create or join
             # sent again (its answer lost) is answered again rather than refused
             for seq, answers in cache.answers.items():
-                conn.member.seqs.put(seq, answers)
+                conn.member.seqs.put(seq, answers, cache.kind(seq))
         return out
 
     def _hello(self, conn: Conn, cmd: Hello, now: float, out: Outbox) -> None:
+        if conn.hello:
+            raise CommandError("bad_message", "hello is said once, as a connection's first command")
         major = PROTOCOL_VERSION.split(".")[0]
         if cmd.version.split(".")[0] != major:
             out.reply(
@@ -372,10 +406,11 @@ class Hub(Upkeep):
             )
         name = check_name(cmd.name)
         config = self._check_settings(cmd.settings, 1)
-        if peer and not self.budget(peer, now).take(now):
+        if peer and not (rooms := self.budget(peer, now)).take(now):
             self.count("rooms_refused_rate")
             raise CommandError(
-                "rate_limited", "your address is opening rooms too fast: wait a little"
+                "rate_limited",
+                f"your address is opening rooms too fast: {_try_again(rooms, now)}",
             )
         code = self._new_code()
         room = Room(code, cmd.settings, config, now, owner=peer)
@@ -441,7 +476,8 @@ class Hub(Upkeep):
         if joins is not None and not joins.take(now):
             self.count("joins_refused_rate")
             raise CommandError(
-                "rate_limited", "your address is joining rooms too fast: wait a little"
+                "rate_limited",
+                f"your address is joining rooms too fast: {_try_again(joins, now)}",
             )
         room = self._room(cmd.code)
         try:
@@ -485,12 +521,13 @@ class Hub(Upkeep):
 
     def _resume(self, conn: Conn, cmd: Resume, now: float, out: Outbox) -> None:
         peer = conn.peer
-        if peer and not self.budget(peer, now, "resumes").take(now):
+        if peer and not (resumes := self.budget(peer, now, "resumes")).take(now):
             # each resume tells the whole room (a room event): 300 a second from one address
             # got the others cut for not reading fast enough
             self.count("resumes_refused_rate")
             raise CommandError(
-                "rate_limited", "your address is taking seats back too fast: wait a little"
+                "rate_limited",
+                f"your address is taking seats back too fast: {_try_again(resumes, now)}",
             )
         try:
             room = self._room(cmd.code)
@@ -501,10 +538,11 @@ class Hub(Upkeep):
             # a resume that misses is a guess at a code or a token: charged as a join, and
             # once the address has no join left its misses say nothing (a resume that finds its
             # seat is never refused for joins: a club behind one address joined together)
-            if peer and not self.budget(peer, now, "joins").take(now):
+            if peer and not (joins := self.budget(peer, now, "joins")).take(now):
                 self.count("resumes_refused_rate")
                 raise CommandError(
-                    "rate_limited", "your address is guessing at seats too fast: wait a little"
+                    "rate_limited",
+                    f"your address is guessing at seats too fast: {_try_again(joins, now)}",
                 ) from None
             raise
         if conn.room is not None and conn.member is not member:

@@ -267,10 +267,13 @@ class RaceLifecycle:
     def _move(self, conn: Conn, cmd: MoveCmd, now: float, out: Outbox) -> None:
         room, member = self._membership(conn)
         race = room.race
+        if member.role != "player":
+            self.count("moves_not_a_player")
+            raise CommandError("not_a_player", "you are watching this room, not playing in it")
         if race is None or room.state not in ("countdown", "racing"):
             self.count("moves_race_not_running")
             raise CommandError("race_not_running", "there is no race running in this room")
-        if member.role != "player" or member.id not in race.seats:
+        if member.id not in race.seats:
             self.count("moves_not_a_player")
             raise CommandError("not_a_player", "you are watching this race, not playing in it")
         try:

@@ -37,26 +37,38 @@ MAX_KEPT_OUT = 64
 
 class SeqCache:
     """The answers to the last :attr:`SIZE` commands, by sequence number, as encoded frames:
-    bytes are compact and hold no references for the garbage collector to walk."""
+    bytes are compact and hold no references for the garbage collector to walk.  With each, the
+    type of the command it answered (None for answers restored after a restart), so that another
+    command sent with a number already used is refused rather than answered with the first one's
+    answer and silently dropped."""
 
     SIZE = 16
 
-    __slots__ = ("answers", "highest")
+    __slots__ = ("answers", "highest", "kinds")
 
     def __init__(self) -> None:
         self.answers: dict[int, tuple[bytes, ...]] = {}
+        self.kinds: dict[int, str] = {}
         self.highest = -1
 
     def get(self, seq: int) -> tuple[bytes, ...] | None:
         return self.answers.get(seq)
 
-    def put(self, seq: int, frames: tuple[bytes, ...]) -> None:
+    def kind(self, seq: int) -> str | None:
+        """The type of the command ``seq`` answered, if known."""
+        return self.kinds.get(seq)
+
+    def put(self, seq: int, frames: tuple[bytes, ...], kind: str | None = None) -> None:
         answers = self.answers
         answers[seq] = frames
+        if kind is not None:
+            self.kinds[seq] = kind
         if seq > self.highest:
             self.highest = seq
         while len(answers) > self.SIZE:
-            del answers[next(iter(answers))]  # the oldest: dicts keep insertion order
+            oldest = next(iter(answers))  # dicts keep insertion order
+            del answers[oldest]
+            self.kinds.pop(oldest, None)
 
 
 def token_hash(token: str) -> str:

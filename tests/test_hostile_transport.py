@@ -328,6 +328,32 @@ def test_bombs_are_refused_before_anything_is_built() -> None:
     assert MAX_COMMAND_DEPTH >= 3
 
 
+def test_a_frame_past_a_limit_says_which() -> None:
+    """A third-party client's frame past a limit is told which limit, not 'not msgpack'."""
+    said = {}
+    for name, value in {
+        "string": {"type": "hello", "seq": 0, "version": "1.1", "client": "x" * 2000},
+        "fields": {str(i): i for i in range(20)},
+        "items": {"type": "hello", "seq": 0, "version": [1] * 20},
+        "binary": {"type": "hello", "seq": 0, "version": b"1.1"},
+    }.items():
+        try:
+            decode_command(msgpack.packb(value))
+        except ValueError as exc:
+            assert getattr(exc, "code", None) == "bad_frame"
+            said[name] = str(exc)
+    assert said == {
+        "string": "past a limit: a string of 2,000 bytes: at most 1,024",
+        "fields": "past a limit: a map of 20 fields: at most 16",
+        "items": "past a limit: an array of 20 items: at most 16",
+        "binary": "past a limit: a binary value: none allowed",
+    }
+    try:
+        decode_command(b"\xc1")  # never used in msgpack
+    except ValueError as exc:
+        assert str(exc).startswith("not a msgpack message")
+
+
 async def test_bombs_get_bad_frame_and_the_connection_stays() -> None:
     async with running_server(fast_limits(max_bad=100)) as server, raw_client(server.url) as ws:
         for bomb in BOMBS:

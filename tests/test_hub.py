@@ -473,6 +473,47 @@ def test_a_repeated_seq_is_answered_again_and_not_applied() -> None:
     assert race.seats[joined[0].you].state.moves == 1
 
 
+def test_another_command_with_a_number_used_is_refused_not_answered_as_the_first() -> None:
+    """A client that reuses a number for another command got the first one's answer and its
+    command was silently not done (a leave answered as the kick before it)."""
+    h = Harness()
+    code, (ann, _bob), _ = h.room(None, "Ann", "Bob")
+    kicked = h.cmd(ann, Kick(seq=101, id=99))
+    assert isinstance(kicked, Error) and kicked.code == "not_in_room"
+    reused = h.cmd(ann, Leave(seq=101))
+    assert isinstance(reused, Error) and reused.code == "bad_message"
+    assert reused.message.startswith("sequence number 101 was already used for kick")
+    assert 1 in h.hub.rooms[code].members  # not left
+    again = h.cmd(ann, Kick(seq=101, id=99))  # the same command again: the same answer
+    assert again == kicked
+    listed = h.cmd(ann, ListRooms(seq=102))  # read-only: answered afresh, yet its own number
+    assert isinstance(listed, RoomList)
+    other = h.cmd(ann, Leave(seq=102))
+    assert isinstance(other, Error) and other.code == "bad_message"
+    assert isinstance(h.cmd(ann, Leave(seq=103)), Ack)
+
+
+def test_a_spectators_move_is_not_a_player_in_the_lobby_too() -> None:
+    """Watching is the reason, whatever the room's state (the lobby said race_not_running)."""
+    h = Harness()
+    code, (ann,), _ = h.room(None, "Ann")
+    cy = h.connect()
+    h.cmd(cy, JoinRoom(seq=0, code=code, name="Cy", spectate=True))
+    refused = h.cmd(cy, MoveCmd(seq=0, move=WireMove(kind="deal")))
+    assert isinstance(refused, Error) and refused.code == "not_a_player"
+    early = h.cmd(ann, MoveCmd(seq=0, move=WireMove(kind="deal")))
+    assert isinstance(early, Error) and early.code == "race_not_running"
+
+
+def test_a_second_hello_is_refused() -> None:
+    h = Harness()
+    c = h.connect()
+    again = h.cmd(c, Hello(seq=0, version=PROTOCOL_VERSION))
+    assert isinstance(again, Error) and again.code == "bad_message"
+    assert "once" in again.message
+    assert isinstance(h.cmd(c, ListRooms(seq=0)), RoomList)  # the connection goes on
+
+
 def test_rate_limit_refuses_then_closes_and_refills_with_time() -> None:
     h = Harness(rate=1.0, burst=3, max_limited=3)
     c = h.connect()  # hello took one
@@ -480,6 +521,10 @@ def test_rate_limit_refuses_then_closes_and_refills_with_time() -> None:
     assert isinstance(h.cmd(c, ListRooms(seq=0)), RoomList)
     refused = h.cmd(c, ListRooms(seq=0))
     assert isinstance(refused, Error) and refused.code == "rate_limited"
+    assert refused.message == (
+        "too many messages: this one was not done; wait 1000 ms "
+        "(at most 1 a second, 3 at once); 2 more refused and this connection is closed"
+    )
     h.now += 1.0  # one more token
     assert isinstance(h.cmd(c, ListRooms(seq=0)), RoomList)
     h.cmd(c, ListRooms(seq=0))
@@ -819,6 +864,7 @@ def test_joining_rooms_has_a_budget_per_address() -> None:
         h.send(mal, Leave(seq=0))
     assert [type(a).__name__ for a in answers[:5]] == ["Joined"] * 5
     assert all(isinstance(a, Error) and a.code == "rate_limited" for a in answers[5:])
+    assert answers[5].message == "your address is joining rooms too fast: try again in 2 s"  # type: ignore[union-attr]
     h.tick(2.0)  # one more a two seconds
     assert isinstance(h.cmd(mal, JoinRoom(seq=0, code=joined.room.code, name="Mal")), Joined)
 
@@ -846,6 +892,7 @@ def test_a_wrong_code_costs_a_join_and_a_wrong_resume_too() -> None:
     assert isinstance(late, Error) and late.code == "rate_limited"
     again = h.cmd(mal, Resume(seq=0, code=code, token="x" * 43))
     assert isinstance(again, Error) and again.code == "rate_limited"
+    assert again.message == "your address is guessing at seats too fast: try again in 2 s"
     # the same address, out of joins, takes a seat that is its own back
     ann_again = _peer(h, "198.51.100.7")
     assert isinstance(h.cmd(ann_again, Resume(seq=0, code=code, token=joined.token)), Snapshot)
