@@ -347,6 +347,8 @@ class RaceApp(App[None]):
 
     def _draw(self) -> None:
         m = self.model
+        if self.kick_choice is not None and (m.phase != "lobby" or m.holding or not m.is_host()):
+            self.kick_choice = None  # "remove whom?" is a lobby's question: not asked past it
         reconnecting = (
             self.session is not None
             and not self.session.connected
@@ -443,6 +445,10 @@ class RaceApp(App[None]):
     async def on_key(self, event: events.Key) -> None:
         key = event.character if event.character and event.character.isprintable() else event.key
         if key == "escape" and (self.model.phase != "racing" or self.model.holding):
+            if self.kick_choice is not None:  # the host's "remove whom?" is dropped
+                self.kick_choice = None
+                self.model.status = "Nobody removed."
+                self.refresh_view()
             return
         event.stop()
         if key == "?" or key == "question_mark":

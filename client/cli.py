@@ -128,14 +128,19 @@ def server_url(args: argparse.Namespace) -> str:
     return url if "://" in url else f"ws://{url}"
 
 
+_UNITS = {"s": 1, "m": 60, "h": 3600}
+
+
 def parse_time(text: str) -> int:
-    """``10`` or ``10m`` minutes, ``90s`` seconds: the time limit in seconds."""
+    """``10`` or ``10m`` minutes, ``90s`` seconds, ``1h`` (or ``1.5h``) hours: the time limit
+    in seconds."""
     t = text.strip().lower()
+    unit = _UNITS.get(t[-1:], 0)
     try:
-        seconds = int(t[:-1]) if t.endswith("s") else int(float(t.removesuffix("m")) * 60)
-    except ValueError:
+        seconds = round(float(t[:-1] if unit else t) * (unit or 60))
+    except (ValueError, OverflowError):  # not a number, nan, inf
         raise argparse.ArgumentTypeError(
-            f"{clean(text)!r} is not a time: write 10 (minutes), 10m or 90s"
+            f"{clean(text)!r} is not a time: write 10 (minutes), 10m, 90s or 1h"
         ) from None
     if not 0 <= seconds <= MAX_TIME_LIMIT:
         raise argparse.ArgumentTypeError(
@@ -293,10 +298,14 @@ def cmd_play(args: argparse.Namespace) -> int:
     from .app import Plan
 
     settings = make_settings(args)
+    if args.bots + 1 > settings.seats:  # a seat for you and each bot asked for
+        settings = settings.model_copy(update={"seats": args.bots + 1})
     plan = Plan(
         action="play",
         name=args.name,
-        url=args.server,
+        # its own server, unless one is named (PATIENCE_RACE_SERVER does not count here: the
+        # main job needs no server of yours)
+        url=server_url(args) if args.server else None,
         settings=settings,
         bots=args.bots,
         bot_level=args.level,

@@ -226,7 +226,7 @@ def lobby(
     elif model.role == "player":
         t.append("r: ready / not ready", style="bold")
         if model.is_host():
-            t.append("   s: start now\n")
+            t.append("   s: ready and start\n")
             t.append(
                 "g game  o/v options  m mode  t time  u undo  +/- seats  p private  w winnable"
             )
@@ -535,9 +535,9 @@ Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets.
 St. Helena, Louis: kings above the aces in the middle; every pile's top
 card lies next to them (a small screen: one row a pile, top card on the
 right). A redeal gathers piles 12..1, deals from pile 1.
-Lobby: r ready / not ready;  the host: s start now, g game, o/v options,
-  m mode, t time, u undo, +/- seats, p private, w winnable, k remove
-  someone.   q leave (q q in the countdown)
+Lobby: r ready / not ready;  the host: s ready and start, g game,
+  o/v options, m mode, t time, u undo, +/- seats, p private, w winnable,
+  k remove someone.   q leave (q q in the countdown)
 Results: n rematch (watching: n follows the room), the host: s to the
   lobby at once;  q leave
 ?  this help.   Press any key to go back."""

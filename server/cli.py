@@ -261,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
         limits.race_idle_s,
         "seconds a player in a race may go without a move before they are out of it (0: never)",
         _number,
-        _at_least(0),
+        _range(0, 86_400),
     )
     opt(
         "progress-ms",
@@ -282,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
         20.0,
         "the solver's time for one deal, in a background process",
         _number,
-        _above(0),
+        _range(0, 3600, above=True),
     )
     opt(
         "keep-days",
@@ -296,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
         limits.slow_timeout_s,
         "seconds a connection's output may stay backed up (a peer not reading) before it is cut",
         _number,
-        _above(0),
+        _range(0, 3600, above=True),
     )
     opt(
         "open-timeout",

@@ -119,7 +119,9 @@ class Upkeep(RaceLifecycle):
         ):
             last = max((m.away_since or now) for m in room.members.values())
             if now - last >= self.limits.abandoned_s:
-                self._close_room(room, now, out, "nobody was left in it")
+                self._close_room(
+                    room, now, out, f"nobody was connected for {self.limits.abandoned_s:g} s"
+                )
                 return False
         dropped = False
         for mid in list(room.away):

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from client.cli import main
+from client.cli import main, parse_time
 from protocol.config import GameConfig
 from protocol.record import Recorder
 
@@ -477,3 +479,32 @@ def test_output_cut_short_by_its_reader_is_no_traceback() -> None:
     )  # fmt: skip
     os.close(w)
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("10", 600), ("10m", 600), ("90s", 90), ("1h", 3600), ("1.5h", 5400), ("0", 0), (" 2M ", 120)],
+)
+def test_time_limits_in_seconds_minutes_or_hours(text: str, seconds: int) -> None:
+    """rules.md's `--time 1h` was refused: only seconds and minutes were known."""
+    assert parse_time(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["1d", "h", "nan", "inf", "ten"])
+def test_what_is_no_time(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="is not a time"):
+        parse_time(text)
+
+
+def test_play_seats_every_bot_and_reads_a_server_written_without_its_scheme(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`play --bots 10` raced 7 (8 seats); `play --server 127.0.0.1:PORT` was refused as no
+    ws:// address, and $PATIENCE_RACE_SERVER is not `play`'s (it runs its own server)."""
+    plans: list[Any] = []
+    monkeypatch.setattr("client.cli.run_app", lambda plan: plans.append(plan) or 0)
+    monkeypatch.setenv("PATIENCE_RACE_SERVER", "ws://127.0.0.1:1")
+    assert main(["play", "--bots", "10"]) == 0
+    assert main(["play", "--bots", "1", "--server", "127.0.0.1:9"]) == 0
+    assert plans[0].bots == 10 and plans[0].settings.seats == 11 and plans[0].url is None
+    assert plans[1].settings.seats == 8 and plans[1].url == "ws://127.0.0.1:9"

@@ -447,6 +447,12 @@ async def test_the_host_removes_someone_from_the_lobby() -> None:
             assert "Remove whom from the room? 1 Bob, 2 Eve (watching)" in app.model.status
             await pilot.press("x")
             assert app.model.status == "Nobody removed."
+            # escape drops the question too: a 1 pressed later removed Bob
+            await pilot.press("k", "escape")
+            assert app.model.status == "Nobody removed." and app.kick_choice is None
+            await pilot.press("1")
+            await pilot.pause(0.3)
+            assert len(app.model.room.members) == 3  # type: ignore[union-attr]
             await pilot.press("k", "1")
             await wait_until(pilot, lambda: len(app.model.room.members) == 2)  # type: ignore[union-attr]
             assert [m.name for m in app.model.room.members] == ["Ann", "Eve"]  # type: ignore[union-attr]

@@ -167,7 +167,7 @@ def test_a_lobby_of_16_players_fits_80x24() -> None:
     assert all(len(line) <= 78 for line in lines)
     for m in members:
         assert m.name in text
-    assert "s: start now" in text and "w winnable" in text
+    assert "s: ready and start" in text and "w winnable" in text
     few = RaceModel(name="Ann", you=1, phase="lobby")
     few.room = room([member(1, "Ann"), member(2, "Bob")])
     assert "2 free seats" in screens.lobby(few).plain  # four seats, two taken
@@ -448,7 +448,17 @@ def test_footer_keys_match_each_screen() -> None:
     watcher.apply(RoomUpdate(room=watcher.room.model_copy(update={"state": "lobby"})))
     assert screens.footer_keys(watcher).startswith("n: follow the room")
     assert "docs/rules.md" in screens.HELP
-    for key in ("↑ / ↓", "x x", "r r", "mouse", "s start", "n rematch", "k / a", "escape", "h "):
+    for key in (
+        "↑ / ↓",
+        "x x",
+        "r r",
+        "mouse",
+        "s ready and start",
+        "n rematch",
+        "k / a",
+        "escape",
+        "h ",
+    ):
         assert key in screens.HELP
 
 

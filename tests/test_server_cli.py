@@ -205,6 +205,9 @@ def test_a_nonsense_environment_variable_is_said_in_one_line(
         ("--max-connections", "0", "must be at least 1"),
         ("--certified-deals", "-3", "must be at least 0"),
         ("--race-idle", "-1", "must be at least 0"),
+        ("--race-idle", "100000", "must be at most 86400"),
+        ("--slow-timeout", "100000", "must be at most 3600"),
+        ("--certify-seconds", "1e9", "must be at most 3600"),
     ],
 )
 def test_a_nonsense_flag_is_said_in_one_line(
