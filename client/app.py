@@ -21,6 +21,7 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.filter import Monochrome, NoColor
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -70,8 +71,8 @@ class Plan:
 
 class HelpScreen(ModalScreen[None]):
     """The keys, over the race (which goes on underneath).  As wide as the screen allows, and
-    scrolled when taller: the arrows, PageUp/PageDown, Home and End scroll, any other key goes
-    back."""
+    scrolled when taller: the arrows, j and k, space, PageUp/PageDown, Home and End scroll (a
+    keyboard without the arrows scrolls too), any other key goes back."""
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
@@ -86,6 +87,9 @@ class HelpScreen(ModalScreen[None]):
     SCROLL_KEYS: ClassVar[dict[str, str]] = {
         "up": "scroll_up",
         "down": "scroll_down",
+        "k": "scroll_up",
+        "j": "scroll_down",
+        "space": "scroll_page_down",
         "pageup": "scroll_page_up",
         "pagedown": "scroll_page_down",
         "home": "scroll_home",
@@ -94,7 +98,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help", can_focus=False) as box:
-            box.border_subtitle = "↑↓ PgUp PgDn: scroll   any other key: back"
+            box.border_subtitle = "↑↓ j k space PgUp PgDn: scroll   any other key: back"
             yield Static(Text(self.TEXT))
 
     closing = False
@@ -190,6 +194,11 @@ class RaceApp(App[None]):
 
     def __init__(self, plan: Plan) -> None:
         super().__init__()
+        if self.no_color:
+            # NO_COLOR: Textual greys every colour by its brightness, and red cards came out
+            # dark grey on near black (1.6:1); without colour every card is the terminal's own
+            # text colour (the suits are letters; bold and reverse stay)
+            self._filters = [NoColor() if isinstance(f, Monochrome) else f for f in self._filters]
         self.plan = plan
         self.model = RaceModel(name=plan.name)
         self.keys = Keys(self.model)
@@ -443,6 +452,13 @@ class RaceApp(App[None]):
     # -- keys -----------------------------------------------------------------------------------
 
     async def on_key(self, event: events.Key) -> None:
+        if event.key.startswith("alt+") and event.character and len(event.character) == 1:
+            # escape and a key that reach the terminal together (typed quickly, or over ssh)
+            # are read as alt+key: both are meant
+            event.stop()
+            await self.on_key(events.Key("escape", None))
+            await self.on_key(events.Key(event.character, event.character))
+            return
         key = event.character if event.character and event.character.isprintable() else event.key
         if key == "escape" and (self.model.phase != "racing" or self.model.holding):
             if self.kick_choice is not None:  # the host's "remove whom?" is dropped

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -19,6 +20,7 @@ from .net import DEFAULT_URL, URL_ENV
 from .replay import cmd_replay
 from .safe import clean, clean_lines
 from .solve import add_solve_parser
+from .terminal import terminal_problem
 from .text import render_board
 
 
@@ -275,6 +277,14 @@ def check_server(url: str) -> str | None:
     return None
 
 
+def can_draw() -> bool:
+    """Whether the game's full screen can be drawn here; if not, the reason is said."""
+    problem = terminal_problem(sys.__stdin__, sys.__stderr__, os.environ)
+    if problem is not None:
+        print(f"patience-race: {problem}", file=sys.stderr)
+    return problem is None
+
+
 def run_app(plan: object) -> int:
     from .app import Plan, RaceApp
 
@@ -284,6 +294,8 @@ def run_app(plan: object) -> int:
         if problem is not None:
             print(problem, file=sys.stderr)
             return 1
+    if not can_draw():
+        return 2
     app = RaceApp(plan)
     app.run()
     if app.failed:
@@ -321,6 +333,8 @@ def cmd_practice(args: argparse.Namespace) -> int:
 
     config = make_config(args.game, args)
     number = None if args.deal is None else config.check_number(args.deal)
+    if not can_draw():
+        return 2
     app = PracticeApp(config, number)
     app.run()
     saved = app.practice.saved
@@ -706,6 +720,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        # a name the locale cannot encode (李 under Latin-1) is written escaped, not a traceback
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -43,7 +43,7 @@ Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets.
 Hints and undos are counted, and the results and the saved record say
 so. In a race there are no hints, and undo stops at the last card
 turned up, deal or redeal.
-?  this help.   Press any key to go back."""
+?  this help: ↑↓ j k space scroll it, any other key goes back."""
 
 
 class PracticeHelp(HelpScreen):

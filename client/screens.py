@@ -540,4 +540,4 @@ Lobby: r ready / not ready;  the host: s ready and start, g game,
   k remove someone.   q leave (q q in the countdown)
 Results: n rematch (watching: n follows the room), the host: s to the
   lobby at once;  q leave
-?  this help.   Press any key to go back."""
+?  this help: ↑↓ j k space scroll it, any other key goes back."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from client.cli import main, parse_time
+from client.terminal import terminal_problem
 from protocol.config import GameConfig
 from protocol.record import Recorder
 
@@ -508,3 +510,57 @@ def test_play_seats_every_bot_and_reads_a_server_written_without_its_scheme(
     assert main(["play", "--bots", "1", "--server", "127.0.0.1:9"]) == 0
     assert plans[0].bots == 10 and plans[0].settings.seats == 11 and plans[0].url is None
     assert plans[1].settings.seats == 8 and plans[1].url == "ws://127.0.0.1:9"
+
+
+class _Stream(io.StringIO):
+    def __init__(self, tty: bool, encoding: str = "utf-8") -> None:
+        super().__init__()
+        self.tty, self._encoding = tty, encoding
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._encoding
+
+
+def test_what_cannot_draw_the_game_is_said_before_it_starts() -> None:
+    """Piped, it wrote half a megabyte of escape codes and never read a key; on TERM=dumb it
+    drew escape codes as text; in a Latin-1 locale every card back and border was a \\u2592."""
+    tty, env = _Stream(True), {"TERM": "xterm-256color"}
+    assert terminal_problem(tty, tty, env) is None
+    assert "needs a terminal" in (terminal_problem(_Stream(False), tty, env) or "")
+    assert "needs a terminal" in (terminal_problem(tty, _Stream(False), env) or "")
+    assert "needs a terminal" in (terminal_problem(None, tty, env) or "")
+    assert "TERM=dumb" in (terminal_problem(tty, tty, {"TERM": "dumb"}) or "")
+    latin = _Stream(True, "latin-1")
+    assert "encoding (latin-1)" in (terminal_problem(tty, latin, env) or "")
+    assert "LANG=C.UTF-8" in (terminal_problem(tty, _Stream(True, "ascii"), env) or "")
+
+
+def test_play_and_practice_without_a_terminal_say_so_and_stop() -> None:
+    for argv in (["play", "--port", "0"], ["practice", "spider", "--suits", "1"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "client.cli", *argv],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("patience-race: this draws a full screen")
+        assert len(done.stderr.splitlines()) == 1 and done.stdout == ""
+
+
+def test_a_name_the_locale_cannot_write_is_escaped_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under a Latin-1 locale, the seat chooser and replay printing 李 raised UnicodeEncodeError."""
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="latin-1")
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(["deal", "spider", "1", "--suits", "1"]) == 0
+    print("Seats saved under: 李")
+    out.flush()
+    assert raw.getvalue().endswith(b"Seats saved under: \\u674e\n")

@@ -3,6 +3,7 @@ the countdown, the lobby's join hint, the screen used at every size."""
 
 from __future__ import annotations
 
+from textual import events
 from textual.widgets import Static
 
 from client.app import Plan, RaceApp
@@ -284,6 +285,28 @@ async def test_arrow_keys_move_part_of_a_run() -> None:
             await bob.close()
 
 
+async def test_escape_and_a_key_read_together_are_both_meant() -> None:
+    """Escape then 4, typed quickly or over ssh, reach the terminal together and are read as
+    alt+4: pile 1 stayed picked and the 4 was lost."""
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1_DEAL1))
+        async with app.run_test(size=(80, 24)) as pilot:
+            bob = await start_with_bob(app, pilot, server.url)
+            state = app.model.state
+            assert state is not None
+            legal = next(m for m in state.legal_moves() if m.kind == Kind.TABLEAU)
+            other = next(i for i in range(10) if i not in (legal.src, legal.dst))
+            keys = "1234567890"
+            await pilot.press(keys[other])
+            assert app.keys.source == other
+            app.post_message(events.Key(f"alt+{keys[legal.src]}", keys[legal.src]))
+            await pilot.pause(0.1)
+            assert app.keys.source == legal.src  # the pick dropped, then the new one made
+            await pilot.press(keys[legal.dst])
+            await wait_until(pilot, lambda: state.moves == 1)
+            await bob.close()
+
+
 async def test_the_screen_is_used_at_every_size() -> None:
     async with running_server() as server:
         app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1))
@@ -512,7 +535,7 @@ async def test_practice_says_when_the_terminal_is_too_small() -> None:
 
 async def test_the_help_fits_a_narrow_terminal_and_scrolls() -> None:
     """At 60x20 the help is as wide as the screen and scrolls (its right side and its end,
-    Results and "Press any key to go back", were cut): arrows, PageDown and End scroll, any
+    Results and how to go back, were cut): arrows, j/k, space, PageDown and End scroll, any
     other key goes back."""
     from textual.containers import VerticalScroll
 
@@ -536,6 +559,13 @@ async def test_the_help_fits_a_narrow_terminal_and_scrolls() -> None:
         await pilot.press("up")
         await pilot.pause(0.1)
         assert box.scroll_y == box.max_scroll_y - 1
+        # without arrows: k and j a line, space a page (they closed the help)
+        await pilot.press("k", "k", "j")
+        await pilot.pause(0.1)
+        assert box.scroll_y == box.max_scroll_y - 2 and isinstance(app.screen, HelpScreen)
+        await pilot.press("home", "space")
+        await pilot.pause(0.1)
+        assert box.scroll_y > 1 and isinstance(app.screen, HelpScreen)
         await pilot.press("x")
         await pilot.pause(0.2)
         assert not isinstance(app.screen, HelpScreen)

@@ -350,3 +350,29 @@ async def test_the_st_helena_board_stays_put_through_a_message_of_two_lines(
         await pilot.pause(0.3)
         assert app.model.status.startswith("Not allowed") and len(app.model.status) > 118
         assert kings_row() == before
+
+
+def test_no_color_draws_every_card_in_the_terminals_own_colour(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """NO_COLOR: Textual greyed red cards to dark grey on near black (1.6:1, hard to read);
+    now colours are dropped and the terminal's own text colour is used, bold kept."""
+    from rich.segment import Segment
+    from rich.style import Style
+    from textual.color import Color
+    from textual.filter import Monochrome, NoColor
+
+    from client.render import RED
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = PracticeApp(GameConfig("spider", {"suits": 2}), 1)
+    filters = app.get_line_filters()
+    assert any(isinstance(f, NoColor) for f in filters)
+    assert not any(isinstance(f, Monochrome) for f in filters)
+    segments = [Segment("5H", Style.parse(f"{RED} on grey11"))]
+    for f in filters:
+        segments = f.apply(segments, Color(0, 0, 0))
+    style = segments[0].style
+    assert style is not None and style.bold
+    assert style.color is not None and style.color.is_default
+    assert style.bgcolor is not None and style.bgcolor.is_default
