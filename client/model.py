@@ -489,6 +489,17 @@ def _names(room: RoomInfo) -> dict[int, str]:
     return {m.id: safe(m.name) for m in room.members}
 
 
+def _gone(m: Member) -> str:
+    """A member no longer in the room: one away until then did not come back in time (their
+    seat was released), not one who left."""
+    name = safe(m.name)
+    return (
+        f"{name} did not come back in time: their seat was released"
+        if not m.connected
+        else f"{name} left"
+    )
+
+
 def room_changes(
     old: RoomInfo,
     new: RoomInfo,
@@ -533,16 +544,12 @@ def room_changes(
         )
         if was_host not in after:
             told.add(was_host)
-            out.insert(0, f"{safe(before[was_host].name)} left: you are the host now: {keys}")
+            out.insert(0, f"{_gone(before[was_host])}: you are the host now: {keys}")
         else:
             out.insert(0, f"You are the host now: {keys}")
     for mid, m in before.items():
         if mid not in after and mid != you and mid not in told:
-            out.append(
-                f"You removed {safe(m.name)} from the room"
-                if mid in removed
-                else f"{safe(m.name)} left"
-            )
+            out.append(f"You removed {safe(m.name)} from the room" if mid in removed else _gone(m))
     if old.state == "countdown" and new.state == "lobby":
         stopped = [m for mid, m in after.items() if not m.ready and before.get(mid, m).ready]
         if new.settings != old.settings:

@@ -29,6 +29,8 @@ DEFAULT_URL = "ws://127.0.0.1:8765"
 MAX_REDIRECTS = 3
 """How many ``redirect`` answers one command follows (docs/cluster.md)."""
 URL_ENV = "PATIENCE_RACE_SERVER"
+PING_S = 5.0
+PING_TIMEOUT_S = 10.0
 
 
 TRANSIENT = frozenset({"shutting_down", "server_busy", "rate_limited"})
@@ -88,8 +90,14 @@ class Connection:
         return next(self._seq)
 
     async def open(self, *, open_timeout: float = 10) -> Welcome:
+        # a ping every 5 s, answered within 10: a link that stalls silently is noticed in 15 s
+        # (it took the server's 20 + 20, and the clock ran on with no sign of trouble)
         self.ws = await connect(
-            self.url, max_size=MAX_EVENT_FRAME, open_timeout=open_timeout, ping_interval=20
+            self.url,
+            max_size=MAX_EVENT_FRAME,
+            open_timeout=open_timeout,
+            ping_interval=PING_S,
+            ping_timeout=PING_TIMEOUT_S,
         )
         self.closed = None
         self._reader = asyncio.create_task(self._read())

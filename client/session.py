@@ -54,7 +54,10 @@ RESTARTING = "Server restarting: reconnecting..."
 LOST = "Connection lost: reconnecting..."
 RESTART_RETRY_S = 1.0
 """How often a client tries again while its server restarts (any other loss: 0.5 s doubling
-to 10 s)."""
+to :data:`RETRY_MAX_S`)."""
+RETRY_MAX_S = 5.0
+"""The longest wait between tries: a room nobody is connected to closes after 30 s, and at
+10 s apart a host's fifth try came 15 s after a drop of 9 s."""
 RESTART_QUICK_S = 120.0
 """For how long: a server not back by then is retried as any other loss."""
 RELEASED = "You were away too long: your seat in this race was released; you are watching."
@@ -100,6 +103,12 @@ class Session:
         self._held: HeldSeat | None = None
         """This client's mark on the seat it sits in, so that another terminal of this account
         does not take it (:func:`client.seats.hold_seat`)."""
+        self.answer_timeout = 10.0
+        """Seconds a command waits for its answer before the link counts as stalled."""
+        self.unsettled: tuple[int, int] | None = None
+        """A move sent whose answer never came (the link stalled or dropped): the board's
+        moves and undos when it was sent, to tell from the snapshot after the reconnection
+        whether it was made."""
 
     # -- set-up ---------------------------------------------------------------------------
 
@@ -202,6 +211,15 @@ class Session:
             self.model.status = SAT_OUT
         else:  # the others coming back too (a restart) are added to it, not put in its place
             self.model.back_together(welcome, time.monotonic())
+        unsettled, self.unsettled = self.unsettled, None
+        state = self.model.state
+        if unsettled is not None and state is not None and self.model.phase == "racing":
+            made = (state.moves, state.undos) != unsettled
+            self.model.status += (
+                " Your last move was made."
+                if made
+                else " Your last move did not reach the server: make it again."
+            )
 
     def _seq_from(self, lowest: int) -> None:
         """Number the next commands from ``lowest`` at least (the snapshot's ``next_seq``)."""
@@ -213,26 +231,47 @@ class Session:
 
     async def _request(self, command: Command) -> Event:
         assert self.conn is not None
-        answer = await self.conn.request(command)
+        answer = await self.conn.request(command, self.answer_timeout)
         if self.conn.url != (self.node_url or self.url):
             self.node_url = self.conn.url  # followed a redirect
         return answer
 
     async def command(self, command: Command) -> Event | None:
-        """Send a command; a refusal goes to the status line (None is returned)."""
+        """Send a command; a refusal goes to the status line (None is returned).
+
+        A command left without an answer (10 s) is on a link that has stalled, however open it
+        looks: the connection is dropped and the seat taken back at once, and the snapshot then
+        says whether the move was made.  (It said "reconnecting" and let the next key through:
+        a deal typed again was dealt twice once the link came back.)"""
+        state = self.model.state
+        board = (state.moves, state.undos) if state is not None else None
         try:
             answer = await self._request(command)
         except ServerError as exc:
             self.model.status = exc.message
             self.on_change()
             return None
-        except (TimeoutError, Disconnected):
-            self.model.status = "Not connected: reconnecting..."
+        except (TimeoutError, Disconnected) as exc:
+            if isinstance(command, MoveCmd) and board is not None:
+                self.unsettled = board
+            if isinstance(exc, TimeoutError):
+                self.model.status = "No answer from the server: reconnecting..."
+                self._drop()
+            else:
+                self.model.status = "Not connected: reconnecting..."
             self.on_change()
             return None
         self.model.apply(answer)
         self.on_change()
         return answer
+
+    def _drop(self) -> None:
+        """Give up on a connection that stopped answering: closed at once, without the closing
+        handshake a stalled link would not carry, so that :meth:`run` reconnects."""
+        self.connected = False
+        ws = self.conn.ws if self.conn is not None else None
+        if ws is not None:
+            ws.transport.abort()
 
     async def move(self, move: Move) -> Event | None:
         return await self.command(MoveCmd(seq=0, move=to_wire(move)))
@@ -291,7 +330,7 @@ class Session:
                     quick = restarting and time.monotonic() - lost < RESTART_QUICK_S
                     wait = min(backoff, RESTART_RETRY_S) if quick else backoff
                     await asyncio.sleep(wait * random.uniform(0.8, 1.2))
-                    backoff = min(backoff * 2, 10.0)
+                    backoff = min(backoff * 2, RETRY_MAX_S)
                     if await self._reconnect():
                         backoff = 0.5
                         self.restarting = False
@@ -327,7 +366,12 @@ class Session:
                 self.model.status = f"Still reconnecting: {exc.message}"
                 self.on_change()
                 return False
-            self.model.status = f"Could not take your seat back: {exc.message}"
+            self.model.status = (
+                "Could not take your seat back: the room closed while you were away "
+                "(nobody was connected to it)"
+                if exc.code == "room_not_found"
+                else f"Could not take your seat back: {exc.message}"
+            )
             self.model.phase = "gone"
             self.stopped = True
             self.on_change()

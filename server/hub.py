@@ -593,7 +593,7 @@ class Hub(Upkeep):
         self, room: Room, member: MemberState, why: str, now: float, out: Outbox
     ) -> None:
         if room.race is not None and room.state in ("countdown", "racing"):
-            room.race.drop(member.id, "left" if why != "disconnected" else "disconnected", now)
+            room.race.drop(member.id, "disconnected" if why == "seat_released" else "left", now)
             room.race.set_connected(member.id, False)  # gone: apart from a racer out for idling
             room.progress_dirty = True
         room.remove(member.id)

@@ -46,6 +46,9 @@ log = logging.getLogger("patience_race.server")
 
 RESTART_HOLD_S = 15.0
 """How long a countdown cut by a restart waits for its players at most (the grace is longer)."""
+AWAY_SEATED_S = 10.0
+"""A ready player whose connection dropped less than this long before a race starts is seated
+in it (back within the grace, they race); one away longer sits it out."""
 
 
 class RaceLifecycle:
@@ -193,6 +196,13 @@ class RaceLifecycle:
             f"solver is still working; {then}"
         )
 
+    @staticmethod
+    def _races_now(p: MemberState, now: float) -> bool:
+        """Whether player ``p`` gets a place in the race starting at ``now``."""
+        if p.conn is not None:
+            return True
+        return p.ready and p.away_since is not None and now - p.away_since < AWAY_SEATED_S
+
     def _start_countdown(self, room: Room, now: float, out: Outbox) -> str | None:
         """The countdown starts; or why it cannot yet (no certified deal ready, or the race
         budget of the room's address spent), said to a room that starts by itself when it can."""
@@ -216,8 +226,10 @@ class RaceLifecycle:
         room.race = Race(
             race_id,
             room.config,
-            # a player away and not ready sits this race out (the seat stays, for the next)
-            [(p.id, p.name) for p in room.players() if p.ready or p.conn is not None],
+            # a player away sits this race out (the seat stays, for the next) unless ready and
+            # only just gone (a blip as the countdown starts): one asleep for a minute, ready,
+            # was seated to be put out as disconnected half a minute into the race
+            [(p.id, p.name) for p in room.players() if self._races_now(p, now)],
             mode=settings.mode,
             time_limit_s=settings.time_limit,
             undo=settings.undo,
@@ -227,7 +239,7 @@ class RaceLifecycle:
         room.state = "countdown"
         room.countdown_end = now + self.limits.countdown_ms / 1000
         room.last_over = None
-        self._event("countdown", room, None, race=race_id, players=len(room.players()))
+        self._event("countdown", room, None, race=race_id, players=len(room.race.seats))
         self._room_update(room, out)
         self._broadcast(
             room,

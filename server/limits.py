@@ -54,9 +54,11 @@ class Limits:
     """...with this many at once (a class behind one address, back after a restart)."""
     keep_days: float = 30.0
     """Races (finished or not) older than this are deleted, with their moves; 0 keeps all."""
-    abandoned_s: float = 10.0
+    abandoned_s: float = 30.0
     """A room in its lobby or results with nobody connected closes after this long: the grace
-    period is for seats in a race, not for rooms nobody is in."""
+    period is for seats in a race, not for rooms nobody is in.  Long enough for a dropped
+    client to be back (it tries at most 5 s apart): at 10 s a wifi drop of 9 s lost a host's
+    lobby, the code given out to friends with it."""
     hello_timeout_s: float = 10.0
     idle_timeout_s: float = 900.0
     """A connection that sends nothing this long, outside a running race, is closed (4408)."""

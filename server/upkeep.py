@@ -22,6 +22,10 @@ from .rooms import MemberState, Room, log_label
 
 log = logging.getLogger("patience_race.server")
 
+PROGRESS_EVERY_S = 5.0
+"""A racing room's progress goes out at least this often, moves or not (its elapsed time sets
+every client's clock)."""
+
 
 class Upkeep(RaceLifecycle):
     """Time, restarts and shutdown: the hub's side that no command drives."""
@@ -77,10 +81,11 @@ class Upkeep(RaceLifecycle):
                     self._check_end(room, now, out)
                 elif now >= race.idle_due and not self.draining:
                     self._idle(room, race, now, out)
-            if (
-                room.progress_dirty
-                and race is not None
-                and now - room.progress_sent >= limits.progress_interval_s
+            if race is not None and (
+                (room.progress_dirty and now - room.progress_sent >= limits.progress_interval_s)
+                # and now and then with nothing new, for its clock: a client that got the
+                # start late (a stalled link) ran its clock behind until someone moved
+                or (room.state == "racing" and now - room.progress_sent >= PROGRESS_EVERY_S)
             ):
                 self._send_progress(room, now, out)
         if self.awaiting_start:
@@ -141,7 +146,7 @@ class Upkeep(RaceLifecycle):
                     self._event("grace_over", room, m)
                     self._save(room)
             else:
-                self._remove_member(room, m, "disconnected", now, out)
+                self._remove_member(room, m, "seat_released", now, out)
                 if room.code not in self.rooms:
                     return False
         if dropped:

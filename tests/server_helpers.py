@@ -373,3 +373,68 @@ class Lines(logging.Handler):
 
     def events(self, name: str) -> list[dict[str, object]]:
         return [f for f in self.fields if f.get("event") == name]
+
+
+class StallProxy:
+    """A TCP proxy in front of a server whose link can stall: while :attr:`stalled`, nothing
+    goes through either way, and what was sent meanwhile is delivered when it ends (``drop``:
+    lost instead), as on a wifi that stops for a while and comes back."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.stalled = False
+        self.drop = False
+        self._going = asyncio.Event()
+        self._going.set()
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"ws://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    def stall(self, drop: bool = False) -> None:
+        self.stalled, self.drop = True, drop
+        self._going.clear()
+
+    def go(self) -> None:
+        self.stalled = False
+        self._going.set()
+
+    async def __aenter__(self) -> StallProxy:
+        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._server.wait_closed()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.port)
+        pumps = [
+            asyncio.create_task(self._pump(reader, up_writer)),
+            asyncio.create_task(self._pump(up_reader, writer)),
+        ]
+        self._tasks.update(pumps)
+        await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+        # the other way delivers what it holds before the end (a late answer, a late move)
+        await asyncio.wait(pumps, timeout=1)
+        for task in pumps:
+            task.cancel()
+            self._tasks.discard(task)
+        for w in (writer, up_writer):
+            w.close()
+
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            while data := await reader.read(65536):
+                if self.stalled and self.drop:
+                    continue
+                await self._going.wait()
+                writer.write(data)
+                await writer.drain()

@@ -217,7 +217,7 @@ async def test_hostile_names_are_refused_and_hints_shown_as_they_are() -> None:
             await wait_until(pilot, lambda: "waiting for Bob" in app.model.status)
             assert app.is_running and app.return_value is None
             await bob.close()
-            await wait_until(pilot, lambda: "Bob left" in status_of(app))
+            await wait_until(pilot, lambda: "Bob did not come back in time" in status_of(app))
 
 
 async def start_with_bob(app: RaceApp, pilot, server_url: str) -> Connection:  # type: ignore[no-untyped-def]

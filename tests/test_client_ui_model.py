@@ -152,6 +152,18 @@ def test_room_changes_say_who_came_and_went() -> None:
         "Ann left: you are the host now: s takes the room to the lobby for the next race, "
         "n asks for it"
     )
+    # one away until the seat was let go did not leave: told so (it said "Cat left")
+    away = room(
+        [
+            member(1, "Ann", host=True, connected=False),
+            member(2, "Bob"),
+            member(3, "Cat", connected=False),
+        ]
+    )
+    released = room([member(2, "Bob", host=True)])
+    said = room_changes(away, released, you=2)
+    assert said[0].startswith("Ann did not come back in time: their seat was released: you are")
+    assert said[1:] == ["Cat did not come back in time: their seat was released"]
 
 
 def test_a_lobby_of_16_players_fits_80x24() -> None:

@@ -47,7 +47,7 @@ from server.hub import Hub, check_name, normalize_code
 from server.limits import Limits, TokenBucket
 
 from .rules_helpers import one_move_from_stuck
-from .server_helpers import pick_move
+from .server_helpers import Lines, pick_move
 
 
 class Harness:
@@ -512,6 +512,55 @@ def test_a_second_hello_is_refused() -> None:
     assert isinstance(again, Error) and again.code == "bad_message"
     assert "once" in again.message
     assert isinstance(h.cmd(c, ListRooms(seq=0)), RoomList)  # the connection goes on
+
+
+@pytest.mark.parametrize(("away_for", "seated"), [(2.0, True), (50.0, False)])
+def test_a_ready_player_long_gone_sits_the_race_out(away_for: float, seated: bool) -> None:
+    """Bob got ready and his laptop slept; a minute later Ann started: Bob was seated, and put
+    out as disconnected half a minute into the race.  Only a drop of a moment (a blip as the
+    race starts) keeps a ready player in it."""
+    h = Harness(grace_s=120.0)
+    code, (ann, bob), joined = h.room(None, "Ann", "Bob")
+    assert isinstance(h.cmd(bob, Ready(seq=0)), Ack)
+    h.hub.disconnect(bob, h.now)
+    h.tick(away_for)
+    assert isinstance(h.cmd(ann, Start(seq=0)), Ack)
+    race = h.hub.rooms[code].race
+    assert race is not None
+    assert (joined[1].you in race.seats) is seated
+    assert joined[1].you in h.hub.rooms[code].members  # the seat stays, for the next race
+
+
+def test_a_seat_dropped_after_the_grace_and_a_countdown_are_logged_as_they_are(
+    lines: Lines,
+) -> None:
+    """A lobby seat let go after the grace was a second `disconnected` line (read as a second
+    drop); a countdown said `players=2` for a race of one (it counted the seats, not racers)."""
+    h = Harness(grace_s=30.0)
+    code, (ann, bob), joined = h.room(None, "Ann", "Bob")
+    h.hub.disconnect(bob, h.now)
+    h.tick(31.0)
+    assert [f["player"] for f in lines.events("disconnected")] == [f"{joined[1].you}:Bob"]
+    assert [f["player"] for f in lines.events("seat_released")] == [f"{joined[1].you}:Bob"]
+    cy = h.connect()
+    h.cmd(cy, JoinRoom(seq=0, code=code, name="Cy"))
+    h.hub.disconnect(cy, h.now)
+    h.tick(20.0)  # Cy, away and not ready, sits the race out
+    assert isinstance(h.cmd(ann, Start(seq=0)), Ack)
+    assert [f["players"] for f in lines.events("countdown")] == [1]
+
+
+def test_a_race_with_no_move_still_tells_its_clock_now_and_then() -> None:
+    """A client that got the start late (a stalled link) ran its clock behind until somebody
+    moved: the progress, with the race's elapsed time, now goes out every 5 s regardless."""
+    h = Harness(grace_s=60.0)
+    _code, (ann, _bob), _ = h.race(None, "Ann", "Bob")
+    h.tick(1.0)
+    h.clear()
+    for _ in range(12):
+        h.tick(0.5)
+    sent = h.got(ann, ProgressUpdate)
+    assert len(sent) == 1 and 5_000 <= sent[0].elapsed_ms <= 7_100
 
 
 def test_rate_limit_refuses_then_closes_and_refills_with_time() -> None:

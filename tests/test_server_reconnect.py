@@ -31,6 +31,7 @@ from protocol.messages import (
 )
 
 from .server_helpers import (
+    StallProxy,
     close_all,
     closed_code,
     continue_seq,
@@ -405,3 +406,41 @@ async def test_a_session_refused_for_a_busy_address_keeps_trying_and_gets_its_se
             await asyncio.sleep(0.02)
         assert any("too fast" in s for s in said), said
         await session.close()
+
+
+@pytest.mark.parametrize("lost", [False, True])
+async def test_a_move_left_without_an_answer_is_never_made_twice(lost: bool) -> None:
+    """A link that stalls: the deal's answer does not come.  The client said "Not connected" and
+    let the next key through, and when the link came back both deals were made.  Now it drops
+    the connection at once (no key is sent meanwhile), takes the seat back, and says whether
+    the move was made: the stalled deal arrives late (made), or was lost on the way (not made,
+    to make again)."""
+    from protocol.moves import DEAL
+
+    async with running_server(fast_limits()) as server, StallProxy(server.port) as proxy:
+        model = RaceModel(name="Ann")
+        ann = Session(proxy.url, model)
+        ann.remember = False
+        ann.answer_timeout = 0.5
+        await ann.connect()
+        await ann.create("Ann", Settings(options={"suits": 1}))
+        ann.start_events()
+        await ann.start()
+        await eventually(lambda: model.phase == "racing" and model.state is not None)
+        assert model.state is not None and len(model.state.stock) == 50
+        proxy.stall(drop=lost)
+        assert await ann.move(DEAL) is None
+        assert not ann.connected and model.status.startswith("No answer from the server")
+        proxy.go()
+        await eventually(lambda: ann.connected and "Your last move" in model.status, 10)
+        state = model.state
+        assert state is not None
+        if lost:
+            assert model.status.endswith("did not reach the server: make it again.")
+            assert len(state.stock) == 50
+        else:
+            assert model.status.endswith("Your last move was made.")
+            assert len(state.stock) == 40
+        seat = next(iter(room_of(server, ann.code or "").race.seats.values()))  # type: ignore[union-attr]
+        assert len(seat.state.stock) == len(state.stock)  # one deal at most, as the board says
+        await ann.close()
