@@ -341,7 +341,7 @@ class HubMachine(RuleBasedStateMachine):
                 assert member is not None and race is not None and member.id in race.seats
                 assert board == race.seats[member.id].state.view(), "not the player's board"
                 assert member.role == "player"
-        if isinstance(event, Moved):
+        if isinstance(event, Moved) and not cached:  # (a repeat: the board of then)
             conn = self.hub.conns[cid]
             assert conn.member is not None and conn.room is not None
             race = conn.room.race or self.races.get(
