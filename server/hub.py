@@ -330,8 +330,11 @@ class Hub(Upkeep):
         if isinstance(cmd, CreateRoom | JoinRoom) and conn.member is not None:
             # a new seat: its numbers go on from this connection's, so that a create or join
             # sent again (its answer lost) is answered again rather than refused
-            for seq, answers in cache.answers.items():
-                conn.member.seqs.put(seq, answers, cache.kind(seq))
+            conn.member.seqs.adopt(cache)
+        elif cache is not conn.seqs and conn.member is None:
+            # out of the room (left, kicked, closed): the seat's numbers stay this connection's
+            # (a leave sent again was not_in_room, and a number the seat used ran again)
+            conn.seqs.adopt(cache)
         return out
 
     def _hello(self, conn: Conn, cmd: Hello, now: float, out: Outbox) -> None:
@@ -550,7 +553,7 @@ class Hub(Upkeep):
         if member.conn is not None and member.conn != conn.id:
             old = self.conns.get(member.conn)
             if old is not None:
-                old.room = old.member = None
+                self._unbind(old)
                 out.close(old.id, CLOSE_REPLACED, "this seat was resumed on another connection")
         self._bind(conn, room, member)
         member.away_since = None
@@ -586,7 +589,7 @@ class Hub(Upkeep):
     def _leave(self, conn: Conn, cmd: Leave, now: float, out: Outbox) -> None:
         room, member = self._membership(conn)
         out.reply(conn.id, Ack(seq=cmd.seq))
-        conn.room = conn.member = None
+        self._unbind(conn)
         self._remove_member(room, member, "left", now, out)
 
     def _remove_member(
@@ -633,15 +636,16 @@ class Hub(Upkeep):
 
     def _close_if_only_bots(self, room: Room, now: float, out: Outbox) -> None:
         """A room left with no person to play, out of a race, closes: only bots, or (in the
-        lobby) bots and people who only watch, where nobody could start a race (the room stayed
-        listed, and whoever joined it watched for ever)."""
-        if room.state not in ("lobby", "results") or room.code not in self.rooms:
+        lobby or the countdown) bots and people who only watch, where nobody could start a race
+        (the room stayed listed, and whoever joined it watched for ever; left in a countdown, a
+        watcher became host and raced nobody).  The deal of a countdown is never revealed."""
+        if room.state == "racing" or room.code not in self.rooms:
             return
         if not room.members:
             return
         if all(m.bot for m in room.members.values()):
             self._close_room(room, now, out, "only bots were left in the room")
-        elif room.state == "lobby" and not any(
+        elif room.state in ("lobby", "countdown") and not any(
             not m.bot and (m.role == "player" or m.wants_seat) for m in room.members.values()
         ):
             # (not on the results: those watching keep them until they leave)
@@ -695,7 +699,7 @@ class Hub(Upkeep):
             )
             tconn = self.conns.get(target.conn)
             if tconn is not None:
-                tconn.room = tconn.member = None
+                self._unbind(tconn)
                 if tconn.peer and tconn.peer != conn.peer:
                     # their address may not join this room again for a while (they rejoined
                     # as fast as they were removed); not the host's own machine's (bots, a
@@ -757,6 +761,12 @@ class Hub(Upkeep):
 
     # -- helpers -----------------------------------------------------------------------------
 
+    def _unbind(self, conn: Conn) -> None:
+        """``conn`` is out of its room: the numbers its seat used stay used (see :meth:`handle`)."""
+        if conn.member is not None:
+            conn.seqs.adopt(conn.member.seqs)
+        conn.room = conn.member = None
+
     def _bind(self, conn: Conn, room: Room, member: MemberState) -> None:
         conn.room = room
         conn.member = member
@@ -781,7 +791,7 @@ class Hub(Upkeep):
         for m in list(room.members.values()):
             conn = self.conns.get(m.conn) if m.conn is not None else None
             if conn is not None and conn.room is room:
-                conn.room = conn.member = None
+                self._unbind(conn)
                 out.send(conn.id, Kicked(message=f"room {display_code(room.code)} closed: {why}"))
         self._event("room_closed", room, None, why=why or None)
 

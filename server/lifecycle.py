@@ -147,6 +147,10 @@ class RaceLifecycle:
             return
         if room.state != "lobby":
             raise CommandError("wrong_state", "the race has already started")
+        if member.role != "player":
+            raise CommandError(
+                "not_a_player", "you are watching: a race needs a player to start it"
+            )
         if self.draining:
             raise CommandError("shutting_down", "the server is restarting: no new races")
         was_ready, member.ready = member.ready, True

@@ -58,6 +58,14 @@ class SeqCache:
         """The type of the command ``seq`` answered, if known."""
         return self.kinds.get(seq)
 
+    def adopt(self, other: SeqCache) -> None:
+        """Take on ``other``'s numbers and answers (a seat's, once its connection is out of the
+        room, or the connection's, once it takes a seat): numbers go on increasing, and a
+        command sent again is still answered as it was."""
+        for seq, frames in other.answers.items():
+            self.put(seq, frames, other.kinds.get(seq))
+        self.highest = max(self.highest, other.highest)
+
     def put(self, seq: int, frames: tuple[bytes, ...], kind: str | None = None) -> None:
         answers = self.answers
         answers[seq] = frames
