@@ -188,7 +188,15 @@ class DealPool:
                     self._failing += 1
                     wait = min(60.0, 2.0 ** (self._failing - 1))
                     fields = {"event": "solver_error", "failures": self._failing, "retry_s": wait}
-                    if self._failing & (self._failing - 1) == 0:
+                    if isinstance(exc, TimeoutError):
+                        # no fault to trace: the machine was busy, or the server was paused
+                        # (SIGSTOP, a laptop asleep) while the solver ran, and its time ran out
+                        log.warning(
+                            "certify took longer than %.0f s: tried again later",
+                            self.seconds * 2 + 30,
+                            extra={"fields": fields},
+                        )
+                    elif self._failing & (self._failing - 1) == 0:
                         log.exception("certify failed", extra={"fields": fields})
                     else:
                         log.error("certify failed: %s", exc, extra={"fields": fields})

@@ -166,3 +166,29 @@ async def test_a_failing_solver_is_retried_ever_less_often_and_counted(
     assert [r.exc_info is not None for r in errors[:3]] == [True, True, False]
     assert 'patience_race_certify_total{result="failed"} 3' in text
     assert "patience_race_certified_ready 0" in text
+
+
+async def test_a_solver_out_of_time_is_a_warning_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server paused (SIGSTOP, two minutes) logged ERROR solver_error with two tracebacks for
+    a certification whose time ran out meanwhile: no fault, a warning."""
+
+    async def slow(*_args: object) -> None:
+        raise TimeoutError
+
+    monkeypatch.setattr("server.pool.certify", slow)
+    pool = DealPool(size=1, seconds=1, prefill=False)
+    try:
+        async with running_server(pool=pool):
+            pool.want(ONE_SUIT)
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 10
+            while pool.failed < 1:
+                assert loop.time() < end, "the pool did not try"
+                await asyncio.sleep(0.05)
+    finally:
+        await pool.stop()
+    said = [r for r in caplog.records if getattr(r, "fields", {}).get("event") == "solver_error"]
+    assert said and all(r.levelname == "WARNING" and r.exc_info is None for r in said)
+    assert said[0].getMessage() == "certify took longer than 32 s: tried again later"
