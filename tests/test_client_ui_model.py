@@ -1272,3 +1272,24 @@ def test_after_taking_the_seat_back_the_others_coming_back_are_added_to_it() -> 
     model.back_together("Reconnected: your seat is back.", 400.0)
     model.apply(Kicked(message="The host removed you from the room."), now=401.0)
     assert model.status == "The host removed you from the room."
+
+
+def test_red_cards_stay_red_on_a_16_colour_terminal() -> None:
+    """The theme's ANSI red (Textual draws ANSI red as #f4005f) came out magenta on TERM=xterm
+    and the Linux console: a red card as the app draws it, brought down to 16 colours."""
+    from rich.color import ColorSystem
+    from rich.segment import Segment
+    from rich.style import Style
+    from textual.color import Color
+
+    from client.practice_app import PracticeApp
+    from client.render import RED
+    from protocol.config import GameConfig
+
+    app = PracticeApp(GameConfig("spider", {"suits": 2}), 1)
+    segments = [Segment("5H", Style.parse(RED))]
+    for f in app.get_line_filters():
+        segments = f.apply(segments, Color(18, 18, 18))
+    style = segments[0].style
+    assert style is not None and style.color is not None
+    assert style.color.downgrade(ColorSystem.STANDARD).number in (1, 9)  # red or bright red
