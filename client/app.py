@@ -124,6 +124,17 @@ class HelpScreen(ModalScreen[None]):
         self.close()  # a click goes back too, for whoever plays with the mouse
 
 
+def escape_and_key(event: events.Key) -> list[events.Key]:
+    """Escape and a key that reach the terminal together (typed quickly, or over ssh) are read
+    as alt+key: both were meant, so both are returned, in order (the event is stopped); any
+    other key: an empty list."""
+    if not (event.key.startswith("alt+") and event.character and len(event.character) == 1):
+        return []
+    event.stop()
+    event.prevent_default()
+    return [events.Key("escape", None), events.Key(event.character, event.character)]
+
+
 def footer_key(keys: str, x: int) -> str | None:
     """The key of the footer item at column ``x`` of the keys line ``keys`` (items two spaces
     apart: ``u undo``, ``rr redeal``, ``n: rematch``), or None (a gap, or a range of keys such
@@ -452,12 +463,10 @@ class RaceApp(App[None]):
     # -- keys -----------------------------------------------------------------------------------
 
     async def on_key(self, event: events.Key) -> None:
-        if event.key.startswith("alt+") and event.character and len(event.character) == 1:
-            # escape and a key that reach the terminal together (typed quickly, or over ssh)
-            # are read as alt+key: both are meant
-            event.stop()
-            await self.on_key(events.Key("escape", None))
-            await self.on_key(events.Key(event.character, event.character))
+        split = escape_and_key(event)
+        if split:
+            for key_event in split:
+                await self.on_key(key_event)
             return
         key = event.character if event.character and event.character.isprintable() else event.key
         if key == "escape" and (self.model.phase != "racing" or self.model.holding):

@@ -144,6 +144,8 @@ def parse_time(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"{clean(text)!r} is not a time: write 10 (minutes), 10m, 90s or 1h"
         ) from None
+    if seconds == 0 and float(t[:-1] if unit else t) > 0:  # 0.4s would be no limit at all
+        raise argparse.ArgumentTypeError(f"{clean(text)!r}: a time limit is a second at least")
     if not 0 <= seconds <= MAX_TIME_LIMIT:
         raise argparse.ArgumentTypeError(
             f"{clean(text)!r}: a time limit is between 0 (none) and {MAX_TIME_LIMIT // 3600} hours"

@@ -21,7 +21,7 @@ from protocol.moves import IllegalMove, Kind, Move
 from protocol.notation import format_move
 
 from . import render, screens
-from .app import HelpScreen, Plan, RaceApp
+from .app import HelpScreen, Plan, RaceApp, escape_and_key
 from .practice import Practice, describe, picked_count
 from .text import plural, safe
 
@@ -178,6 +178,11 @@ class PracticeApp(RaceApp):
     # -- keys -----------------------------------------------------------------------------------
 
     async def on_key(self, event: events.Key) -> None:
+        split = escape_and_key(event)
+        if split:
+            for key_event in split:
+                await self.on_key(key_event)
+            return
         key = event.character if event.character and event.character.isprintable() else event.key
         event.stop()
         event.prevent_default()  # RaceApp.on_key (a race's keys) must not run as well

@@ -15,6 +15,7 @@ record and the close codes are in ``server.outbox``.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import secrets
@@ -23,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from protocol.codec import encode
 from protocol.config import ConfigError, GameConfig
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -104,6 +106,12 @@ def check_name(name: str) -> str:
         return normalize(name)
     except BadName as exc:
         raise CommandError("bad_name", str(exc)) from None
+
+
+def _digest(cmd: Command) -> bytes:
+    """What tells a command sent again from another one with its number: its fields but the
+    number, hashed short."""
+    return hashlib.blake2b(encode(cmd.model_copy(update={"seq": 0})), digest_size=8).digest()
 
 
 def _try_again(bucket: TokenBucket, now: float) -> str:
@@ -275,14 +283,16 @@ class Hub(Upkeep):
         cache = conn.member.seqs if conn.member else conn.seqs
         again = cache.get(cmd.seq)
         used = cache.kind(cmd.seq) if again is not None else None
-        if used is not None and used != cmd.type:
+        kind = (cmd.type, _digest(cmd))
+        if used is not None and used != kind:
             self.count("rejected_bad_message")
+            what = used[0] if used[0] != cmd.type else f"another {used[0]}"
             out.send(
                 cid,
                 Error(
                     seq=cmd.seq,
                     code="bad_message",
-                    message=f"sequence number {cmd.seq} was already used for {used}: "
+                    message=f"sequence number {cmd.seq} was already used for {what}: "
                     "a command sent again must be the same, a new one needs a new number",
                 ),
             )
@@ -319,7 +329,7 @@ class Hub(Upkeep):
             frames: tuple[bytes, ...] = ()
         else:
             frames = tuple(out.frame(e) for e in out.replies)
-        cache.put(cmd.seq, frames, cmd.type)
+        cache.put(cmd.seq, frames, kind)
         member = conn.member
         if self.live is not None and member is not None and conn.room is not None:
             # answers carrying a token or a whole snapshot are not written down, only their number

@@ -128,7 +128,9 @@ class RaceLifecycle:
         none connected who is not: the countdown starts; else everyone sees who is ready.  A
         player away and not ready does not hold the others back: they race without them."""
         players = room.players()
-        ready = [p for p in players if p.ready]
+        # ready and here (or only just gone): one ready long away would not race, and two of
+        # them made a race of nobody, its deal published
+        ready = [p for p in players if p.ready and self._races_now(p, now)]
         waiting = [p for p in players if not p.ready and p.conn is not None]
         if len(ready) >= (1 if alone_ok else 2) and not waiting:
             self._countdown_or_wait(room, now, out)
@@ -137,6 +139,11 @@ class RaceLifecycle:
 
     def _start(self, conn: Conn, cmd: Start, now: float, out: Outbox) -> None:
         room, member = self._host_only(conn)
+        if member.role != "player":
+            # a watcher is host only when no player is left: a lobby of watchers is no room
+            raise CommandError(
+                "not_a_player", "you are watching: a race needs a player to start it"
+            )
         if room.state == "results":
             # the host takes the room back to the lobby at once, where everyone who asked for
             # the rematch is ready; the host is not (to change the settings first, say): their
@@ -147,10 +154,6 @@ class RaceLifecycle:
             return
         if room.state != "lobby":
             raise CommandError("wrong_state", "the race has already started")
-        if member.role != "player":
-            raise CommandError(
-                "not_a_player", "you are watching: a race needs a player to start it"
-            )
         if self.draining:
             raise CommandError("shutting_down", "the server is restarting: no new races")
         was_ready, member.ready = member.ready, True
@@ -211,6 +214,12 @@ class RaceLifecycle:
         """The countdown starts; or why it cannot yet (no certified deal ready, or the race
         budget of the room's address spent), said to a room that starts by itself when it can."""
         settings = room.settings
+        # a player away sits this race out (the seat stays, for the next) unless ready and only
+        # just gone (a blip as the countdown starts): one asleep for a minute, ready, was
+        # seated to be put out as disconnected half a minute into the race
+        racers = [(p.id, p.name) for p in room.players() if self._races_now(p, now)]
+        if not racers:
+            return None  # nobody to race (the callers count only who would): nothing starts
         wait = self._race_wait(room, now)
         if wait:
             self.count("races_refused_rate")
@@ -230,10 +239,7 @@ class RaceLifecycle:
         room.race = Race(
             race_id,
             room.config,
-            # a player away sits this race out (the seat stays, for the next) unless ready and
-            # only just gone (a blip as the countdown starts): one asleep for a minute, ready,
-            # was seated to be put out as disconnected half a minute into the race
-            [(p.id, p.name) for p in room.players() if self._races_now(p, now)],
+            racers,
             mode=settings.mode,
             time_limit_s=settings.time_limit,
             undo=settings.undo,
@@ -370,6 +376,7 @@ class RaceLifecycle:
             room.host = players[0].id if players else room.host
         self._event("rematch", room, by)
         self._countdown_if_all_ready(room, now, out, alone_ok=True)
+        self._close_if_only_bots(room, now, out)  # a lobby nobody there can start: closed
 
     def _idle(self, room: Room, race: Race, now: float, out: Outbox) -> None:
         """Players who made no move for ``race_idle_s`` are out of the race, as if they had left

@@ -38,9 +38,9 @@ MAX_KEPT_OUT = 64
 class SeqCache:
     """The answers to the last :attr:`SIZE` commands, by sequence number, as encoded frames:
     bytes are compact and hold no references for the garbage collector to walk.  With each, the
-    type of the command it answered (None for answers restored after a restart), so that another
-    command sent with a number already used is refused rather than answered with the first one's
-    answer and silently dropped."""
+    type and a digest of the command it answered (none for answers restored after a restart),
+    so that another command sent with a number already used is refused rather than answered
+    with the first one's answer and silently dropped (a bot that never counts up, say)."""
 
     SIZE = 16
 
@@ -48,33 +48,36 @@ class SeqCache:
 
     def __init__(self) -> None:
         self.answers: dict[int, tuple[bytes, ...]] = {}
-        self.kinds: dict[int, str] = {}
+        self.kinds: dict[int, tuple[str, bytes]] = {}
         self.highest = -1
 
     def get(self, seq: int) -> tuple[bytes, ...] | None:
         return self.answers.get(seq)
 
-    def kind(self, seq: int) -> str | None:
-        """The type of the command ``seq`` answered, if known."""
+    def kind(self, seq: int) -> tuple[str, bytes] | None:
+        """The type and digest of the command ``seq`` answered, if known."""
         return self.kinds.get(seq)
 
     def adopt(self, other: SeqCache) -> None:
         """Take on ``other``'s numbers and answers (a seat's, once its connection is out of the
         room, or the connection's, once it takes a seat): numbers go on increasing, and a
         command sent again is still answered as it was."""
-        for seq, frames in other.answers.items():
+        for seq, frames in sorted(other.answers.items()):
             self.put(seq, frames, other.kinds.get(seq))
         self.highest = max(self.highest, other.highest)
 
-    def put(self, seq: int, frames: tuple[bytes, ...], kind: str | None = None) -> None:
+    def put(
+        self, seq: int, frames: tuple[bytes, ...], kind: tuple[str, bytes] | None = None
+    ) -> None:
         answers = self.answers
+        answers.pop(seq, None)  # (put again: it is the newest)
         answers[seq] = frames
         if kind is not None:
             self.kinds[seq] = kind
         if seq > self.highest:
             self.highest = seq
         while len(answers) > self.SIZE:
-            oldest = next(iter(answers))  # dicts keep insertion order
+            oldest = min(answers)  # the lowest number: the oldest, whatever order they came in
             del answers[oldest]
             self.kinds.pop(oldest, None)
 

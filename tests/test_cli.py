@@ -498,6 +498,11 @@ def test_what_is_no_time(text: str) -> None:
         parse_time(text)
 
 
+def test_a_time_under_a_second_is_not_taken_for_no_limit() -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="a second at least"):
+        parse_time("0.4s")
+
+
 def test_play_seats_every_bot_and_reads_a_server_written_without_its_scheme(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -493,6 +493,21 @@ def test_another_command_with_a_number_used_is_refused_not_answered_as_the_first
     assert isinstance(h.cmd(ann, Leave(seq=103)), Ack)
 
 
+def test_the_same_kind_of_command_with_a_number_used_is_refused_too() -> None:
+    """A bot that never counts up: a resign sent with its deal's number got the deal's answer
+    back, and the resign was silently not done."""
+    h = Harness()
+    code, (ann, _bob), joined = h.race(None, "Ann", "Bob")
+    dealt = h.cmd(ann, MoveCmd(seq=500, move=WireMove(kind="deal")))
+    assert isinstance(dealt, Moved)
+    resign = h.cmd(ann, MoveCmd(seq=500, move=WireMove(kind="resign")))
+    assert isinstance(resign, Error) and resign.code == "bad_message"
+    assert "already used for another move" in resign.message
+    race = h.hub.rooms[code].race
+    assert race is not None and race.seats[joined[0].you].status == "playing"
+    assert h.cmd(ann, MoveCmd(seq=500, move=WireMove(kind="deal"))) == dealt  # a true repeat
+
+
 def test_a_spectators_move_is_not_a_player_in_the_lobby_too() -> None:
     """Watching is the reason, whatever the room's state (the lobby said race_not_running)."""
     h = Harness()
@@ -1028,6 +1043,53 @@ def test_read_only_answers_are_not_kept_and_their_repeat_is_answered_afresh() ->
     assert isinstance(again, RoomList)
     older = h.cmd(ann, ListRooms(seq=49))  # numbers still go up
     assert isinstance(older, Error) and older.code == "bad_message"
+
+
+def test_players_gone_while_their_start_waits_make_no_race_of_nobody() -> None:
+    """Ann and Bob ready, the start waiting on the room's race budget, both gone: once the
+    budget let it, a race of nobody started and ended at once, its deal published in a record
+    of no players (after a restart with nobody back, every time)."""
+    h = Harness(race_rate=0.05, race_burst=1, grace_s=120.0)
+    ann = _peer(h, "203.0.113.1")
+    joined = h.cmd(ann, CreateRoom(seq=0, name="Ann", settings=Settings()))
+    assert isinstance(joined, Joined)
+    code = joined.room.code
+    bob = _peer(h, "198.51.100.7")
+    h.cmd(bob, JoinRoom(seq=0, code=code, name="Bob"))
+    h.cmd(bob, Ready(seq=0))
+    h.cmd(ann, Start(seq=0))
+    h.tick(h.hub.limits.countdown_ms / 1000)
+    room = h.hub.rooms[code]
+    for c in (ann, bob):
+        h.move(c, kind="resign")
+    h.cmd(bob, Rematch(seq=0))
+    h.cmd(ann, Rematch(seq=0))  # both asked: the lobby, both ready, the budget spent
+    assert room.state == "lobby" and code in h.hub.awaiting_start
+    finished = len(h.hub.finished)
+    for c in (ann, bob):
+        h.take(h.hub.disconnect(c, h.now))
+    for _ in range(30):
+        h.tick(1.0)
+    assert room.state == "lobby" and room.race is None
+    assert len(h.hub.finished) == finished  # no record of nobody
+
+
+def test_a_watcher_left_host_on_the_results_cannot_make_a_lobby_of_watchers() -> None:
+    """Both players left after their race: Cy, watching, became host, and her start sent the
+    room back to a listed lobby nobody in it could start."""
+    h = Harness(grace_s=120.0)
+    code, (ann, bob), _ = h.race(None, "Ann", "Bob")
+    cy = h.connect()
+    h.cmd(cy, JoinRoom(seq=0, code=code, name="Cy", spectate=True))
+    for c in (ann, bob):
+        h.move(c, kind="resign")
+    for c in (ann, bob):
+        h.cmd(c, Leave(seq=0))
+    room = h.hub.rooms[code]
+    assert room.state == "results" and room.host is not None
+    refused = h.cmd(cy, Start(seq=0))
+    assert isinstance(refused, Error) and refused.code == "not_a_player"
+    assert room.state == "results"  # the results stay for whoever watches them
 
 
 def test_starting_races_has_a_budget_per_address() -> None:

@@ -376,3 +376,17 @@ def test_no_color_draws_every_card_in_the_terminals_own_colour(
     assert style is not None and style.bold
     assert style.color is not None and style.color.is_default
     assert style.bgcolor is not None and style.bgcolor.is_default
+
+
+async def test_escape_and_a_key_read_together_are_both_meant_in_practice() -> None:
+    """As in a race: escape then 2, read together as alt+2, dropped the pick and the 2 too."""
+    from textual import events
+
+    app = PracticeApp(GameConfig("spider", {"suits": 1}), 1)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("1")
+        assert app.keys.source == 0
+        app.post_message(events.Key("alt+3", "3"))
+        await pilot.pause(0.2)
+        assert app.keys.source == 2
