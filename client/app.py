@@ -555,6 +555,14 @@ class RaceApp(App[None]):
         model.status = "Back to the lobby: s starts the next race, once you have set it up."
         self.run_worker(session.start(), group="cmd")
 
+    async def _ask_rematch(self, session: Session) -> None:
+        """Ask for a rematch; one that got no answer (a drop) was not asked: n asks again."""
+        if await session.rematch() is None:
+            me = self.model.me_member()
+            if not (me and me.rematch):
+                self.model.asked_rematch = False
+                self.refresh_view()
+
     async def next_from_results(self) -> None:
         """``n`` on the results: ask for a rematch while the room is still on its results
         (the screen stays until the room moves on), else go where the room is (and get ready
@@ -569,7 +577,7 @@ class RaceApp(App[None]):
             if not model.asked_rematch:
                 model.asked_rematch = True
                 model.status = "You asked for a rematch."
-                self.run_worker(session.rematch(), group="cmd")
+                self.run_worker(self._ask_rematch(session), group="cmd")
             return
         model.leave_results()
         if model.role == "player" and room.state == "lobby":

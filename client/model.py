@@ -358,6 +358,15 @@ class RaceModel:
                 "you were away too long: your seat in this race was released; you are watching"
             )
         state = e.room.state
+        me = self.me_member(e.room)
+        if state == "results":
+            # the server's word, after a drop: a rematch asked over a link that lost it was
+            # never asked, and n must ask again (it did nothing: "waiting for" you for ever)
+            self.asked_rematch = me is not None and me.rematch
+        elif state in ("countdown", "racing") and e.board is not None and self.holding:
+            # seated in the race that started meanwhile (a rematch that arrived late): to the
+            # board, not the old results while the race's clock runs
+            self.holding = False
         if state == "countdown":
             if e.countdown_ms is None:  # held after a server restart until everyone is back
                 self.countdown_end = None

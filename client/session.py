@@ -52,6 +52,7 @@ FINAL_CLOSES = {4403, 4409, 4426}
 CLOSE_RESTART = 1012
 RESTARTING = "Server restarting: reconnecting..."
 LOST = "Connection lost: reconnecting..."
+STALLED = "No answer from the server: reconnecting..."
 RESTART_RETRY_S = 1.0
 """How often a client tries again while its server restarts (any other loss: 0.5 s doubling
 to :data:`RETRY_MAX_S`)."""
@@ -103,6 +104,8 @@ class Session:
         self._held: HeldSeat | None = None
         """This client's mark on the seat it sits in, so that another terminal of this account
         does not take it (:func:`client.seats.hold_seat`)."""
+        self.stalled = False
+        """The connection was given up for want of an answer (:meth:`_drop`), not lost."""
         self.answer_timeout = 10.0
         """Seconds a command waits for its answer before the link counts as stalled."""
         self.unsettled: tuple[int, int] | None = None
@@ -199,27 +202,31 @@ class Session:
             self._held = None
 
     def _resumed(self, snap: Snapshot, welcome: str) -> None:
-        """Apply a resume's snapshot; the status says whether the seat is still racing."""
+        """Apply a resume's snapshot; the status says whether the seat is still racing, and
+        whether a move left without an answer was made."""
         self._seq_from(snap.next_seq)
         self.model.back_status = ""  # (a window of an earlier return is over)
         self.model.apply(snap)
+        unsettled, self.unsettled = self.unsettled, None
+        state = self.model.state
+        note = ""
+        if unsettled is not None and state is not None and self.model.phase == "racing":
+            made = (state.moves, state.undos) != unsettled
+            note = (
+                " Your last move was made."
+                if made
+                else " Your last move did not reach the server: make it again."
+            )
         me = self.model.my_progress()
         if snap.role == "player" and me is not None and me.status == "disconnected":
             self.model.status = RELEASED
         elif snap.role == "player" and me is None and self.model.phase == "racing":
             # away when the others started this race (their rematch went on without you)
             self.model.status = SAT_OUT
-        else:  # the others coming back too (a restart) are added to it, not put in its place
-            self.model.back_together(welcome, time.monotonic())
-        unsettled, self.unsettled = self.unsettled, None
-        state = self.model.state
-        if unsettled is not None and state is not None and self.model.phase == "racing":
-            made = (state.moves, state.undos) != unsettled
-            self.model.status += (
-                " Your last move was made."
-                if made
-                else " Your last move did not reach the server: make it again."
-            )
+        else:
+            # the others coming back too (a restart) are added to that line, not put in its
+            # place: the note with it (it was lost when another came back at that moment)
+            self.model.back_together(welcome + note, time.monotonic())
 
     def _seq_from(self, lowest: int) -> None:
         """Number the next commands from ``lowest`` at least (the snapshot's ``next_seq``)."""
@@ -255,7 +262,7 @@ class Session:
             if isinstance(command, MoveCmd) and board is not None:
                 self.unsettled = board
             if isinstance(exc, TimeoutError):
-                self.model.status = "No answer from the server: reconnecting..."
+                self.model.status = STALLED
                 self._drop()
             else:
                 self.model.status = "Not connected: reconnecting..."
@@ -269,6 +276,7 @@ class Session:
         """Give up on a connection that stopped answering: closed at once, without the closing
         handshake a stalled link would not carry, so that :meth:`run` reconnects."""
         self.connected = False
+        self.stalled = True
         ws = self.conn.ws if self.conn is not None else None
         if ws is not None:
             ws.transport.abort()
@@ -282,8 +290,8 @@ class Session:
     async def start(self) -> None:
         await self.command(Start(seq=0))
 
-    async def rematch(self) -> None:
-        await self.command(Rematch(seq=0))
+    async def rematch(self) -> Event | None:
+        return await self.command(Rematch(seq=0))
 
     async def update_settings(self, settings: Settings) -> None:
         await self.command(UpdateSettings(seq=0, settings=settings))
@@ -321,7 +329,8 @@ class Session:
                     return
                 restarting = self.restarting or exc.code == CLOSE_RESTART
                 lost = time.monotonic()
-                self.model.status = RESTARTING if restarting else LOST
+                self.model.status = RESTARTING if restarting else STALLED if self.stalled else LOST
+                self.stalled = False
                 self.on_change()
                 while not self.stopped:
                     # a server that said it is restarting is back in seconds and the race's
@@ -386,7 +395,7 @@ class Session:
             self.on_change()
             return False
         except (TimeoutError, Disconnected, OSError, InvalidHandshake):
-            if self.model.status == LOST:
+            if self.model.status in (LOST, STALLED):
                 self.model.status = "Still reconnecting..."
             # anything else said meanwhile stays (a key typed: "not sent"; the restart): each
             # try, every second during a restart, put its own line over it

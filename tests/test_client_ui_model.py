@@ -1293,3 +1293,31 @@ def test_red_cards_stay_red_on_a_16_colour_terminal() -> None:
     style = segments[0].style
     assert style is not None and style.color is not None
     assert style.color.downgrade(ColorSystem.STANDARD).number in (1, 9)  # red or bright red
+
+
+def test_a_rematch_lost_in_a_drop_is_asked_again_and_one_that_came_late_goes_to_the_board() -> None:
+    """n pressed over a link that lost it: the screen said "waiting for" you for ever and n did
+    nothing; delivered late instead, the race started with you seated while you sat on the old
+    results (25 s of a two-minute score race lost)."""
+    from protocol.config import GameConfig
+    from protocol.game import new_game
+
+    model = results_model()
+    model.asked_rematch = True  # n was pressed; the server never heard it
+    lost = Snapshot(
+        seq=1, next_seq=5, you=1, role="player",
+        room=room([member(1, "Ann"), member(2, "Bob", rematch=True)], state="results"),
+        board=None, elapsed_ms=None, time_limit_ms=None, countdown_ms=None,
+        progress=[], standings=model.standings, reveal=None,
+    )  # fmt: skip
+    model.apply(lost)
+    assert model.holding and not model.asked_rematch  # n asks again
+    board = new_game(GameConfig("spider", {"suits": 1}), 1).view()
+    late = Snapshot(
+        seq=2, next_seq=6, you=1, role="player",
+        room=room([member(1, "Ann", ready=True), member(2, "Bob", ready=True)], state="racing"),
+        board=board, elapsed_ms=25_000, time_limit_ms=None, countdown_ms=None,
+        progress=[progress(1, "Ann"), progress(2, "Bob")], standings=None, reveal=None,
+    )  # fmt: skip
+    model.apply(late)
+    assert not model.holding and model.phase == "racing" and model.state is not None

@@ -431,6 +431,8 @@ async def test_a_move_left_without_an_answer_is_never_made_twice(lost: bool) -> 
         proxy.stall(drop=lost)
         assert await ann.move(DEAL) is None
         assert not ann.connected and model.status.startswith("No answer from the server")
+        await asyncio.sleep(0.2)  # the reconnection under way says so too (it said "lost")
+        assert model.status.startswith("No answer from the server")
         proxy.go()
         await eventually(lambda: ann.connected and "Your last move" in model.status, 10)
         state = model.state
@@ -441,6 +443,35 @@ async def test_a_move_left_without_an_answer_is_never_made_twice(lost: bool) -> 
         else:
             assert model.status.endswith("Your last move was made.")
             assert len(state.stock) == 40
+        # kept on the line with others coming back at that moment (it was lost then)
+        assert model.back_status.endswith(model.status.rsplit(". ", 1)[-1])
         seat = next(iter(room_of(server, ann.code or "").race.seats.values()))  # type: ignore[union-attr]
         assert len(seat.state.stock) == len(state.stock)  # one deal at most, as the board says
+        await ann.close()
+
+
+async def test_a_silent_stall_is_noticed_by_the_client_in_ping_and_close_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nothing typed, the link silent: the client's own pings give it up (here scaled down from
+    5 + 8 + 2 s); websockets' default 10 s wait for the close made it 20 to 22 s."""
+    import client.net
+
+    monkeypatch.setattr(client.net, "PING_S", 0.2)
+    monkeypatch.setattr(client.net, "PING_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(client.net, "CLOSE_TIMEOUT_S", 0.2)
+    async with running_server(fast_limits()) as server, StallProxy(server.port) as proxy:
+        model = RaceModel(name="Ann")
+        ann = Session(proxy.url, model)
+        ann.remember = False
+        await ann.connect()
+        await ann.create("Ann", Settings(options={"suits": 1}))
+        ann.start_events()
+        proxy.stall()
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        await eventually(lambda: not ann.connected, 5)
+        assert loop.time() - t0 < 2.0
+        proxy.go()
+        await eventually(lambda: ann.connected, 10)
         await ann.close()
