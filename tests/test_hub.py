@@ -945,6 +945,16 @@ def _peer(h: Harness, address: str) -> int:
     return cid
 
 
+def _room_from_two_addresses(h: Harness) -> tuple[str, int, int]:
+    """Ann's room (from 203.0.113.1, its owner) with Bob in it (from 198.51.100.7)."""
+    ann = _peer(h, "203.0.113.1")
+    joined = h.cmd(ann, CreateRoom(seq=0, name="Ann", settings=Settings()))
+    assert isinstance(joined, Joined)
+    bob = _peer(h, "198.51.100.7")
+    h.cmd(bob, JoinRoom(seq=0, code=joined.room.code, name="Bob"))
+    return joined.room.code, ann, bob
+
+
 def test_a_wrong_code_costs_a_join_and_a_wrong_resume_too() -> None:
     """Misses were free: one address guessed private codes 550 times a second.  Now every join
     is charged before the code is looked up, and a resume that misses (no such room, a token
@@ -1050,12 +1060,7 @@ def test_players_gone_while_their_start_waits_make_no_race_of_nobody() -> None:
     budget let it, a race of nobody started and ended at once, its deal published in a record
     of no players (after a restart with nobody back, every time)."""
     h = Harness(race_rate=0.05, race_burst=1, grace_s=120.0)
-    ann = _peer(h, "203.0.113.1")
-    joined = h.cmd(ann, CreateRoom(seq=0, name="Ann", settings=Settings()))
-    assert isinstance(joined, Joined)
-    code = joined.room.code
-    bob = _peer(h, "198.51.100.7")
-    h.cmd(bob, JoinRoom(seq=0, code=code, name="Bob"))
+    code, ann, bob = _room_from_two_addresses(h)
     h.cmd(bob, Ready(seq=0))
     h.cmd(ann, Start(seq=0))
     h.tick(h.hub.limits.countdown_ms / 1000)
@@ -1099,12 +1104,7 @@ def test_starting_races_has_a_budget_per_address() -> None:
     countdown stopped is no race: it costs nothing (a guest pressing ready and not ready spent
     the budget of every room the owner's address had opened)."""
     h = Harness(race_rate=0.1, race_burst=2)
-    ann = _peer(h, "203.0.113.1")
-    joined = h.cmd(ann, CreateRoom(seq=0, name="Ann", settings=Settings()))
-    assert isinstance(joined, Joined)
-    code = joined.room.code
-    bob = _peer(h, "198.51.100.7")
-    h.cmd(bob, JoinRoom(seq=0, code=code, name="Bob"))
+    code, ann, bob = _room_from_two_addresses(h)
     room = h.hub.rooms[code]
     assert isinstance(h.cmd(bob, Ready(seq=0)), Ack)
     assert isinstance(h.cmd(ann, Start(seq=0)), Ack)

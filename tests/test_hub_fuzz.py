@@ -68,6 +68,7 @@ from server.outbox import Outbox
 from server.race import Race
 from server.rooms import MAX_KEPT_OUT, MAX_SPECTATORS, SeqCache, display_code
 
+from .server_helpers import leaves
 from .test_hub import Harness
 
 # -- the world the machine plays in -----------------------------------------------------------
@@ -181,18 +182,6 @@ class SeededSecrets:
 
 
 SEEDED = (server.hub, server.rooms, server.race, server.lifecycle, protocol.config)
-
-
-def _walk(value: Any) -> Any:
-    """Every leaf of a dumped model."""
-    if isinstance(value, dict):
-        for v in value.values():
-            yield from _walk(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _walk(v)
-    else:
-        yield value
 
 
 class HubMachine(RuleBasedStateMachine):
@@ -323,7 +312,7 @@ class HubMachine(RuleBasedStateMachine):
                 if r.number >= 10**6:
                     secrets_[str(r.number)] = r.race_id
         if secrets_:
-            for leaf in _walk(dump):
+            for leaf in leaves(dump):  # (field names too: none is a salt)
                 if isinstance(leaf, int) and not isinstance(leaf, bool):
                     leaf = str(leaf)
                 if isinstance(leaf, str):
