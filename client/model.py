@@ -363,9 +363,20 @@ class RaceModel:
             # the server's word, after a drop: a rematch asked over a link that lost it was
             # never asked, and n must ask again (it did nothing: "waiting for" you for ever)
             self.asked_rematch = me is not None and me.rematch
-        elif state in ("countdown", "racing") and e.board is not None and self.holding:
+        elif state == "racing" and e.board is not None and self.holding:
             # seated in the race that started meanwhile (a rematch that arrived late): to the
             # board, not the old results while the race's clock runs
+            self.holding = False
+        elif (
+            state in ("lobby", "countdown")
+            and self.holding
+            and me is not None
+            and me.role == "player"
+            and me.ready
+        ):
+            # ready for the next race: only a rematch asked (its answer lost) or a seat taken
+            # to play makes one so; where the room is, not the old results
+            self.asked_rematch = True
             self.holding = False
         if state == "countdown":
             if e.countdown_ms is None:  # held after a server restart until everyone is back

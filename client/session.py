@@ -252,6 +252,7 @@ class Session:
         a deal typed again was dealt twice once the link came back.)"""
         state = self.model.state
         board = (state.moves, state.undos) if state is not None else None
+        sent_on = self.conn
         try:
             answer = await self._request(command)
         except ServerError as exc:
@@ -261,7 +262,7 @@ class Session:
         except (TimeoutError, Disconnected) as exc:
             if isinstance(command, MoveCmd) and board is not None:
                 self.unsettled = board
-            if isinstance(exc, TimeoutError):
+            if isinstance(exc, TimeoutError) and sent_on is self.conn:
                 self.model.status = STALLED
                 self._drop()
             else:
@@ -272,11 +273,11 @@ class Session:
         self.on_change()
         return answer
 
-    def _drop(self) -> None:
+    def _drop(self, stalled: bool = True) -> None:
         """Give up on a connection that stopped answering: closed at once, without the closing
         handshake a stalled link would not carry, so that :meth:`run` reconnects."""
         self.connected = False
-        self.stalled = True
+        self.stalled = stalled
         ws = self.conn.ws if self.conn is not None else None
         if ws is not None:
             ws.transport.abort()
@@ -364,6 +365,8 @@ class Session:
     async def _reconnect(self) -> bool:
         try:
             await self.connect()
+            # no key goes out before the seat is back (it was refused: not in a room)
+            self.connected = False
             assert self.code is not None and self.model.token is not None
             snap = await self._request(Resume(seq=0, code=self.code, token=self.model.token))
         except ServerError as exc:
@@ -373,6 +376,7 @@ class Session:
                 # the server is busy or stopping, or this address is over a budget (a club
                 # behind one address, all back at once): the seat is still there, try again
                 self.model.status = f"Still reconnecting: {exc.message}"
+                self._drop(stalled=False)  # the next try opens its own
                 self.on_change()
                 return False
             self.model.status = (
@@ -394,7 +398,11 @@ class Session:
             )
             self.on_change()
             return False
-        except (TimeoutError, Disconnected, OSError, InvalidHandshake):
+        except (TimeoutError, Disconnected, OSError, InvalidHandshake) as exc:
+            if isinstance(exc, TimeoutError) and self.conn is not None:
+                # its resume unanswered: this connection is given up too, not left open to
+                # take the seat later, behind the next try's back
+                self._drop(stalled=False)
             if self.model.status in (LOST, STALLED):
                 self.model.status = "Still reconnecting..."
             # anything else said meanwhile stays (a key typed: "not sent"; the restart): each
@@ -402,6 +410,7 @@ class Session:
             self.on_change()
             return False
         assert isinstance(snap, Snapshot)
+        self.connected = True
         self._resumed(snap, "Reconnected: your seat is back.")
         self.on_change()
         return True
@@ -418,6 +427,7 @@ class Session:
         except (ServerError, TimeoutError, Disconnected):
             return False
         assert isinstance(joined, Joined)
+        self.connected = True
         self._joined(joined, self.model.name)
         self.model.status = f"Your old seat was released: you joined again as a new {joined.role}."
         self.on_change()

@@ -341,6 +341,10 @@ class Hub(Upkeep):
             # a new seat: its numbers go on from this connection's, so that a create or join
             # sent again (its answer lost) is answered again rather than refused
             conn.member.seqs.adopt(cache)
+        elif isinstance(cmd, Resume) and conn.member is not None:
+            # a seat taken back: its numbers go on past the resume's (the snapshot's next_seq),
+            # so that one below it is refused as used, not run as new
+            conn.member.seqs.highest = max(conn.member.seqs.highest, cache.highest)
         elif cache is not conn.seqs and conn.member is None:
             # out of the room (left, kicked, closed): the seat's numbers stay this connection's
             # (a leave sent again was not_in_room, and a number the seat used ran again)
@@ -573,7 +577,12 @@ class Hub(Upkeep):
             room.progress_dirty = True
         self._event("resumed", room, member)
         out.reply(conn.id, self._snapshot(room, member, cmd.seq, now))
-        self._room_update(room, out, skip=member.id)
+        if room.state == "lobby" and member.role == "player" and member.ready:
+            # back and ready: a start that waited on those away may go now (with everyone
+            # ready and back it waited for ever); its room update goes to everyone
+            self._countdown_if_all_ready(room, now, out)
+        else:
+            self._room_update(room, out, skip=member.id)
 
     def _list_rooms(self, conn: Conn, cmd: ListRooms, now: float, out: Outbox) -> None:
         out.reply(conn.id, RoomList(seq=cmd.seq, rooms=self._public_rooms(now)))

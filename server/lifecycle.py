@@ -139,8 +139,9 @@ class RaceLifecycle:
 
     def _start(self, conn: Conn, cmd: Start, now: float, out: Outbox) -> None:
         room, member = self._host_only(conn)
-        if member.role != "player":
+        if member.role != "player" and not member.wants_seat:
             # a watcher is host only when no player is left: a lobby of watchers is no room
+            # (one who joined to play is seated by it, and races)
             raise CommandError(
                 "not_a_player", "you are watching: a race needs a player to start it"
             )
@@ -371,9 +372,11 @@ class RaceLifecycle:
             m.rematch = False
         for m in self._seat_waiting(room):  # they came to play this race: ready, if still here
             m.ready = m.conn is not None
-        players = room.players()
-        if room.host is None or room.members[room.host].role != "player":
-            room.host = players[0].id if players else room.host
+        # a person playing hosts: never a bot while a person is in the room (a watcher's start
+        # made the bot seated there host over the person)
+        people = [p for p in room.players() if not p.bot]
+        if people and (room.host is None or room.members[room.host].role != "player"):
+            room.host = people[0].id
         self._event("rematch", room, by)
         self._countdown_if_all_ready(room, now, out, alone_ok=True)
         self._close_if_only_bots(room, now, out)  # a lobby nobody there can start: closed

@@ -1321,3 +1321,30 @@ def test_a_rematch_lost_in_a_drop_is_asked_again_and_one_that_came_late_goes_to_
     )  # fmt: skip
     model.apply(late)
     assert not model.holding and model.phase == "racing" and model.state is not None
+
+
+def test_a_rematch_whose_answer_was_lost_goes_on_with_the_room_in_its_lobby_or_countdown() -> None:
+    """The rematch reached the server, its answer did not: back in a countdown (no board yet),
+    the player stayed on the old results and the race started under them."""
+    for state in ("lobby", "countdown"):
+        model = results_model()
+        model.asked_rematch = False  # the command failed, as far as this client knows
+        snap = Snapshot(
+            seq=1, next_seq=5, you=1, role="player",
+            room=room([member(1, "Ann", ready=True), member(2, "Bob", ready=True)], state=state),
+            board=None, elapsed_ms=None, time_limit_ms=None,
+            countdown_ms=2000 if state == "countdown" else None,
+            progress=[], standings=None, reveal=None,
+        )  # fmt: skip
+        model.apply(snap)
+        assert not model.holding and model.asked_rematch, state
+    # one who did not ask (not ready) keeps the results: they are never taken away
+    model = results_model()
+    snap = Snapshot(
+        seq=1, next_seq=5, you=1, role="player",
+        room=room([member(1, "Ann"), member(2, "Bob", ready=True)], state="lobby"),
+        board=None, elapsed_ms=None, time_limit_ms=None, countdown_ms=None,
+        progress=[], standings=None, reveal=None,
+    )  # fmt: skip
+    model.apply(snap)
+    assert model.holding

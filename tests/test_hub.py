@@ -1061,6 +1061,7 @@ def test_players_gone_while_their_start_waits_make_no_race_of_nobody() -> None:
     of no players (after a restart with nobody back, every time)."""
     h = Harness(race_rate=0.05, race_burst=1, grace_s=120.0)
     code, ann, bob = _room_from_two_addresses(h)
+    tokens = [j.token for j in h.got(ann, Joined) + h.got(bob, Joined)]
     h.cmd(bob, Ready(seq=0))
     h.cmd(ann, Start(seq=0))
     h.tick(h.hub.limits.countdown_ms / 1000)
@@ -1077,6 +1078,12 @@ def test_players_gone_while_their_start_waits_make_no_race_of_nobody() -> None:
         h.tick(1.0)
     assert room.state == "lobby" and room.race is None
     assert len(h.hub.finished) == finished  # no record of nobody
+    # both back, both ready: the race they were waiting for starts (it waited for ever)
+    assert all(m.ready for m in room.members.values())
+    for address, token in zip(("203.0.113.1", "198.51.100.7"), tokens, strict=True):
+        back = _peer(h, address)
+        assert isinstance(h.cmd(back, Resume(seq=0, code=code, token=token)), Snapshot)
+    assert room.state == "countdown" and len(room.race.seats) == 2  # type: ignore[union-attr]
 
 
 def test_a_watcher_left_host_on_the_results_cannot_make_a_lobby_of_watchers() -> None:
@@ -1095,6 +1102,25 @@ def test_a_watcher_left_host_on_the_results_cannot_make_a_lobby_of_watchers() ->
     refused = h.cmd(cy, Start(seq=0))
     assert isinstance(refused, Error) and refused.code == "not_a_player"
     assert room.state == "results"  # the results stay for whoever watches them
+
+
+def test_a_newcomer_left_host_on_the_results_starts_the_next_race() -> None:
+    """Dee joined during the race to play; both players left after it: her start, as host,
+    takes the room to the lobby and seats her (refused, she was stuck on the results)."""
+    h = Harness(grace_s=120.0)
+    code, (ann, bob), _ = h.race(None, "Ann", "Bob")
+    dee = h.connect()
+    h.cmd(dee, JoinRoom(seq=0, code=code, name="Dee"))  # a race on: she waits for a seat
+    for c in (ann, bob):
+        h.move(c, kind="resign")
+    for c in (ann, bob):
+        h.cmd(c, Leave(seq=0))
+    room = h.hub.rooms[code]
+    assert room.state == "results"
+    assert isinstance(h.cmd(dee, Start(seq=0)), Ack)
+    # seated, ready (she came to play): her race starts, alone until others join
+    assert [m.role for m in room.members.values()] == ["player"]
+    assert room.state == "countdown" and room.race is not None and len(room.race.seats) == 1
 
 
 def test_starting_races_has_a_budget_per_address() -> None:
