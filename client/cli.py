@@ -20,7 +20,7 @@ from .net import DEFAULT_URL, URL_ENV
 from .replay import cmd_replay
 from .safe import clean, clean_lines
 from .solve import add_solve_parser
-from .terminal import terminal_problem
+from .terminal import program, terminal_problem
 from .text import render_board
 
 
@@ -255,7 +255,8 @@ def unreachable(url: str, exc: BaseException) -> str:
         why = str(exc) or type(exc).__name__
     return (
         f"patience-race: cannot reach the race server at {clean(url)} ({clean(why)}).\n"
-        "Run one with `patience-race-server`, or race bots with no server: `patience-race play`."
+        f"Run one with `{program('patience-race-server')}`, or race bots with no server: "
+        f"`{program()} play`."
     )
 
 

@@ -42,6 +42,7 @@ from protocol.moves import Move
 from .model import RaceModel
 from .net import DEFAULT_URL, TRANSIENT, Connection, Disconnected, ServerError
 from .seats import HeldSeat, forget_seat, hold_seat, room_key, save_seat, saved_seat, seat_in_use
+from .terminal import program
 from .text import safe
 
 log = logging.getLogger("patience_race.client")
@@ -70,8 +71,8 @@ def join_command(code: str, url: str, embedded: bool = False) -> str:
     server inside this process listens on a port of its own: always named)."""
     shown = code[:4] + "-" + code[4:] if len(code) == 8 else code
     if embedded or url != DEFAULT_URL:
-        return f"patience-race join {shown} --server {url}"
-    return f"patience-race join {shown}"
+        return f"{program()} join {shown} --server {url}"
+    return f"{program()} join {shown}"
 
 
 class SeatInUse(Exception):

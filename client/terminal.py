@@ -1,4 +1,5 @@
-"""Whether this process can draw the game's full screen, checked before it tries.
+"""This process and its terminal: whether it can draw the game's full screen (checked before it
+tries), and how the person at it runs the project's commands (:func:`program`).
 
 Textual reads keys from standard input and draws on standard error.  Without a terminal on
 both, the screen went into a file or a pipe (half a megabyte of escape codes in 20 s) and no key
@@ -10,7 +11,11 @@ one line instead, with what to do.
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TextIO
 
 GLYPHS = "▒█░…→↑↓·│─╭╮╰╯"
@@ -40,3 +45,18 @@ def terminal_problem(
             "run it in a UTF-8 locale (for example LANG=C.UTF-8)"
         )
     return None
+
+
+def program(name: str = "patience-race", argv0: str | None = None) -> str:
+    """How to run command ``name`` from the shell this program was started in: its bare name
+    when that finds this installation's, else its path beside this program
+    (``.venv/bin/patience-race`` as the README runs it: the commands the screens print, to join
+    from another terminal, said ``patience-race join ...``, "command not found")."""
+    started = Path(argv0 if argv0 is not None else sys.argv[0])
+    beside = started.with_name(name)
+    if not beside.is_file():
+        return name  # not started as an installed command (python -m, tests)
+    found = shutil.which(name)
+    if found is not None and Path(found).resolve() == beside.resolve():
+        return name
+    return shlex.quote(str(beside))

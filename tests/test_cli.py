@@ -569,3 +569,24 @@ def test_a_name_the_locale_cannot_write_is_escaped_not_a_traceback(
     print("Seats saved under: 李")
     out.flush()
     assert raw.getvalue().endswith(b"Seats saved under: \\u674e\n")
+
+
+def test_commands_the_screens_print_run_as_this_program_was_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started as the README does (.venv/bin/patience-race, no venv activated), the join
+    command the game printed, `patience-race join ...`, was "command not found"."""
+    from client.terminal import program
+
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name in ("patience-race", "patience-race-server"):
+        (bin_dir / name).write_text("#!/bin/sh\n")
+        (bin_dir / name).chmod(0o755)
+    started = str(bin_dir / "patience-race")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert program(argv0=started) == started
+    assert program("patience-race-server", argv0=started) == str(bin_dir / "patience-race-server")
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin")  # the venv activated: the bare name works
+    assert program(argv0=started) == "patience-race"
+    assert program(argv0="/src/client/cli.py") == "patience-race"  # python -m client.cli
