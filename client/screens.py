@@ -349,7 +349,7 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
     spider = last is not None and last.game == SPIDER
     name_w = max(6, min(24, width - 52))
     head = f"{'#':>2}  {'name':<{name_w}} {'result':<12} {'score':>6}"
-    head += f" {'2nd':>5}" if spider else ""
+    head += f" {'aisl.':>5}" if spider else ""
     head += f" {'time':>6} {'moves':>5} {'undos':>5}\n"
     t.append(head, style="bold " + DIM)
     bots = model.bots
@@ -387,7 +387,7 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
             f"    ... and {plural(more, 'more player')} (a taller terminal shows all)\n", style=DIM
         )
     if spider:
-        t.append("score: xpat2's (0-1000); 2nd: aisleriot's (0-96)\n", style=DIM)
+        t.append("score: xpat2's (0-1000); aisl.: aisleriot's (0-96)\n", style=DIM)
     return t
 
 
