@@ -530,7 +530,8 @@ Race: pick a pile with its key, then the target pile
   mouse       click a card: pick the run from it; click a pile: drop
               there; click a foundation: home; click the stock: deal;
               click a key on the bottom line (rr redeal, u undo...)
-  q q         quit (on a server your seat waits: join again to resume)
+  q q         quit (on a server your seat waits: join again to resume;
+              play's own server ends with it)
 Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets.
 St. Helena, Louis: kings above the aces in the middle; every pile's top
 card lies next to them (a small screen: one row a pile, top card on the
