@@ -9,9 +9,11 @@ transactions as the moves (so before anything that depends on it is acknowledged
   and the seats that left or were dropped.  Written whenever the room changes, removed when it
   closes.
 - ``seat_answers``: the last :attr:`~server.rooms.SeqCache.SIZE` answers of each seat, by
-  sequence number, so a command sent again after a restart (its answer lost in the crash) is
-  answered again and never applied twice.  Answers that carry a token or a whole snapshot are
-  not kept: their number is (so it is not used again), a repeat of one is refused.
+  sequence number, with the type and digest of the command each answered, so a command sent
+  again after a restart (its answer lost in the crash) is answered again and never applied
+  twice, and another command sent with its number is refused.  Answers that carry a token or a
+  whole snapshot are not kept: their number is (so it is not used again), a repeat of one is
+  refused.
 - ``meta.alive_at``: the wall-clock time the server was last known to be running (written about
   once a second, and when it stops: at the start of a drain, not at its end): the time after it,
   up to the restart, was downtime.
@@ -37,6 +39,10 @@ if TYPE_CHECKING:
     from .store import Store
 
 log = logging.getLogger("patience_race.server")
+
+SavedAnswer = tuple[int, tuple[bytes, ...] | None, tuple[str, bytes] | None]
+"""A seat's saved answer: its sequence number, its frames (None: the number only), and the type
+and digest of the command it answered (None if not known)."""
 
 DOC_VERSION = 1
 
@@ -222,7 +228,7 @@ class LiveRooms:
     """The live-room tables of a :class:`~server.store.Store`; writes join its transactions."""
 
     def __init__(self, store: Store) -> None:
-        self.store = store  # its tables come with the store's schema (version 2)
+        self.store = store  # its tables come with the store's schema (version 3)
         self.clock_stopped = False
         """Set by :meth:`stop_clock`: the server is going down, ``alive_at`` stays put."""
 
@@ -238,14 +244,23 @@ class LiveRooms:
             self.store.db.execute("DELETE FROM live_rooms WHERE code = ?", (code,))
             self.store.db.execute("DELETE FROM seat_answers WHERE room = ?", (code,))
 
-    def answer(self, code: str, member: int, seq: int, frames: tuple[bytes, ...] | None) -> None:
-        """The answer to a seat's command (None: its number only), in a ring of slots."""
+    def answer(
+        self,
+        code: str,
+        member: int,
+        seq: int,
+        frames: tuple[bytes, ...] | None,
+        kind: tuple[str, bytes] | None = None,
+    ) -> None:
+        """The answer to a seat's command (None: its number only), in a ring of slots, with the
+        type and digest of the command it answered."""
         blob = None if frames is None else _pack_frames(frames)
+        name, digest = kind if kind is not None else (None, None)
         with self.store.writing():
             self.store.db.execute(
-                "INSERT OR REPLACE INTO seat_answers(room, member, slot, seq, frames) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (code, member, seq % 16, seq, blob),
+                "INSERT OR REPLACE INTO seat_answers(room, member, slot, seq, frames, kind, digest) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (code, member, seq % 16, seq, blob, name, digest),
             )
 
     def alive(self, wall: float) -> None:
@@ -274,12 +289,19 @@ class LiveRooms:
     def docs(self) -> list[tuple[str, str]]:
         return self.store.db.execute("SELECT code, doc FROM live_rooms ORDER BY code").fetchall()
 
-    def answers(self, code: str) -> dict[int, list[tuple[int, tuple[bytes, ...] | None]]]:
-        out: dict[int, list[tuple[int, tuple[bytes, ...] | None]]] = {}
-        for member, seq, blob in self.store.db.execute(
-            "SELECT member, seq, frames FROM seat_answers WHERE room = ? ORDER BY seq", (code,)
+    def answers(self, code: str) -> dict[int, list[SavedAnswer]]:
+        """Each seat's saved answers, by member id, lowest number first: the number, the frames
+        (None: the number only) and the type and digest of the command (None: written before
+        they were kept, schema 2)."""
+        out: dict[int, list[SavedAnswer]] = {}
+        for member, seq, blob, name, digest in self.store.db.execute(
+            "SELECT member, seq, frames, kind, digest FROM seat_answers WHERE room = ? "
+            "ORDER BY seq",
+            (code,),
         ):
-            out.setdefault(member, []).append((seq, None if blob is None else _unpack_frames(blob)))
+            frames = None if blob is None else _unpack_frames(blob)
+            kind = (name, bytes(digest)) if name is not None and digest is not None else None
+            out.setdefault(member, []).append((seq, frames, kind))
         return out
 
 

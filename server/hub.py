@@ -336,7 +336,9 @@ class Hub(Upkeep):
             # (a read-only command's empty answer is kept as such: after a restart its number
             # is still answered afresh, not refused as used)
             keep = not isinstance(cmd, CreateRoom | JoinRoom | Resume)
-            self.live.answer(conn.room.code, member.id, cmd.seq, frames if keep else None)
+            self.live.answer(
+                conn.room.code, member.id, cmd.seq, frames if keep else None, kind if keep else None
+            )
         if isinstance(cmd, CreateRoom | JoinRoom) and conn.member is not None:
             # a new seat: its numbers go on from this connection's, so that a create or join
             # sent again (its answer lost) is answered again rather than refused

@@ -38,7 +38,8 @@ MAX_KEPT_OUT = 64
 class SeqCache:
     """The answers to the last :attr:`SIZE` commands, by sequence number, as encoded frames:
     bytes are compact and hold no references for the garbage collector to walk.  With each, the
-    type and a digest of the command it answered (none for answers restored after a restart),
+    type and a digest of the command it answered (none for answers restored from a database
+    written before they were kept),
     so that another command sent with a number already used is refused rather than answered
     with the first one's answer and silently dropped (a bot that never counts up, say)."""
 

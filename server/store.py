@@ -75,6 +75,12 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX IF NOT EXISTS races_by_age ON races(started_at);
     """,
+    # 3: with each seat's answer, the type and digest of the command it answered, so that after
+    # a restart another command sent with a number already used is still refused
+    """
+    ALTER TABLE seat_answers ADD COLUMN kind TEXT;
+    ALTER TABLE seat_answers ADD COLUMN digest BLOB;
+    """,
 )
 """Migration ``i`` takes a database from version ``i`` to ``i + 1`` (``PRAGMA user_version``):
 the schema is only ever extended, and each step runs in one transaction."""

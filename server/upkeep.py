@@ -261,9 +261,9 @@ class Upkeep(RaceLifecycle):
                 member = room.members.get(member_id)
                 if member is None:
                     continue
-                for seq, frames in answers:
+                for seq, frames, kind in answers:
                     if frames is not None:
-                        member.seqs.put(seq, frames)
+                        member.seqs.put(seq, frames, kind)
                     member.seqs.highest = max(member.seqs.highest, seq)
             self.rooms[code] = room
             if room.state == "lobby" and len([p for p in room.players() if p.ready]) >= 2:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from client.model import RaceModel
-from client.net import Connection
+from client.net import Connection, ServerError
 from client.session import Session
 from protocol.codec import encode
 from protocol.messages import (
@@ -292,6 +292,33 @@ async def test_restore_in_process_keeps_the_race_and_the_seats_numbers(tmp_path:
         assert ann.seqs.get(highest) == ()  # so sent again, it is answered afresh, not refused
         assert room.race.seats[ann.id].moves == ["d"]
         assert not any(s.connected for s in room.race.seats.values())
+
+
+async def test_another_command_with_a_used_number_is_refused_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    """After a restart, a number already used came back without its command: a resign sent
+    with the deal's number got the deal's answer, and the resign was silently not done."""
+    db = tmp_path / "races.sqlite3"
+    async with server_on(db) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        await start_race(conns)
+        dealt = await move(conns[0], "deal")
+        seq = server.hub.rooms[code].members[joined[0].you].seqs.highest
+        await close_all(conns)
+
+    async with server_on(db) as again, Connection(again.url) as ann:
+        snap = await ann.request(Resume(seq=0, code=code, token=joined[0].token))
+        assert isinstance(snap, Snapshot)
+        with pytest.raises(ServerError) as refused:
+            await ann.resend(MoveCmd(seq=seq, move=WireMove(kind="resign")))
+        assert refused.value.code == "bad_message"
+        assert "already used for another move" in refused.value.message
+        race = again.hub.rooms[code].race
+        assert race is not None and race.seats[joined[0].you].status == "playing"
+        repeat = await ann.resend(MoveCmd(seq=seq, move=WireMove(kind="deal")))
+        assert repeat == dealt  # the deal sent again: its answer, not done twice
+        assert race.seats[joined[0].you].moves == ["d"]
 
 
 async def test_a_player_out_as_stuck_is_still_out_after_a_restart(tmp_path: Path) -> None:

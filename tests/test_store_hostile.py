@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from protocol.messages import RaceOver, Settings
-from server.store import SCHEMA_V1, SCHEMA_VERSION, Store, StoreError
+from server.durable import LiveRooms
+from server.store import MIGRATIONS, SCHEMA_V1, SCHEMA_VERSION, Store, StoreError
 
 from .server_helpers import close_all, host_and_join, move, running_server, start_race
 
@@ -132,6 +133,32 @@ def test_a_database_from_before_versions_is_adopted_and_extended(tmp_path: Path)
         assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert store.db.execute("SELECT count(*) FROM races").fetchone()[0] == 1
         assert store.db.execute("SELECT count(*) FROM live_rooms").fetchone()[0] == 0
+    finally:
+        store.close()
+
+
+def test_a_version_2_database_keeps_its_seat_answers_without_their_commands(
+    tmp_path: Path,
+) -> None:
+    """Schema 3 added each answer's command (type and digest): answers written before come
+    back with their number and frames, the command unknown."""
+    path = tmp_path / "races.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(MIGRATIONS[0] + MIGRATIONS[1])
+    db.execute("PRAGMA user_version=2")
+    db.execute(
+        "INSERT INTO seat_answers(room, member, slot, seq, frames) VALUES ('R', 1, 5, 5, ?)",
+        (b"\x00\x00\x00\x02ok",),
+    )
+    db.commit()
+    db.close()
+    store = Store(path)
+    try:
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        live = LiveRooms(store)
+        assert live.answers("R") == {1: [(5, (b"ok",), None)]}
+        live.answer("R", 1, 6, (b"no",), ("move", b"12345678"))
+        assert live.answers("R")[1][1] == (6, (b"no",), ("move", b"12345678"))
     finally:
         store.close()
 
