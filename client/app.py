@@ -508,6 +508,11 @@ class RaceApp(App[None]):
                 )
             elif self.model.role == "spectator":
                 self.model.status = "Quit? Press q again (you stop watching)."
+            elif self.session is not None and self.session.seat_problem:
+                self.model.status = (
+                    "Quit? Press q again (your seat could not be saved on this computer: "
+                    "it cannot be taken back)."
+                )
             else:
                 back = f"{self.join_hint} takes it back" if self.join_hint else "join again"
                 self.model.status = f"Quit? Press q again (your seat is kept for a while: {back})."
@@ -775,7 +780,14 @@ class RaceApp(App[None]):
             # the seat stays for a while, and the way back is a code the screen no longer shows
             # (the hint holds the server's room code: one line, escaped, whatever it sent)
             hint = clean(self.join_hint)
-            self.farewell = f"Your seat is kept for a while. To take it back:\n  {hint}"
+            if session.seat_problem:
+                # the server keeps it, but without its token on disk nothing can take it back
+                self.farewell = (
+                    "Your seat could not be saved on this computer, so it cannot be taken back: "
+                    f"{clean(session.seat_problem)}."
+                )
+            else:
+                self.farewell = f"Your seat is kept for a while. To take it back:\n  {hint}"
         if session is not None:
             # a spectator leaves at once: nothing of theirs is kept (they stayed a minute as a
             # ghost in the lobby's Watching list, and their name with them)

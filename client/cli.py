@@ -127,7 +127,29 @@ def server_url(args: argparse.Namespace) -> str:
     """The server's URL: ``--server``, else ``$PATIENCE_RACE_SERVER``, else the default; an
     address written without its scheme (``127.0.0.1:8765``, ``race.example.org``) is ws://."""
     url = (args.server or os.environ.get(URL_ENV) or DEFAULT_URL).strip()
-    return url if "://" in url else f"ws://{url}"
+    return normal_url(url if "://" in url else f"ws://{url}")
+
+
+def normal_url(url: str) -> str:
+    """One spelling for one server (seats are saved by its URL): the scheme and host in lower
+    case, no port that is the scheme's own, no lone ``/`` for a path."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url  # (the connection says what is wrong with it)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    if port is not None and (scheme, port) not in (("ws", 80), ("wss", 443)):
+        host = f"{host}:{port}"
+    if parts.username is not None or parts.password is not None:
+        return url  # (credentials in a URL: left exactly as given)
+    path = "" if parts.path == "/" else parts.path
+    return urlunsplit((scheme, host, path, parts.query, parts.fragment))
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600}
@@ -370,7 +392,7 @@ def choose_name(url: str, code: str, given: str | None) -> str:
     terminal of this account is sitting in; else ask which (on a terminal; with no terminal,
     :class:`NoName`); else the default name.  A seat in use elsewhere is never taken: that would
     cut its player off."""
-    from .seats import saved_seats, seat_in_use
+    from .seats import SeatsError, saved_seats, seat_in_use
 
     def in_use(name: str) -> bool:
         return seat_in_use(url, code, name)
@@ -382,7 +404,11 @@ def choose_name(url: str, code: str, given: str | None) -> str:
                 "pass --name with another name to join as someone else"
             )
         return given
-    saved = [seat["name"] for seat in saved_seats(url, code)]
+    try:
+        saved = [seat["name"] for seat in saved_seats(url, code)]
+    except SeatsError as exc:
+        print(f"patience-race: saved seats not read: {clean(str(exc))}", file=sys.stderr)
+        saved = []
     names = [n for n in saved if not in_use(n)]
     if not names:
         name = default_name()

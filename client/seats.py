@@ -4,8 +4,9 @@
 ``{server URL: {room code: {name key: {"token": ..., "name": ...}}}}``.  A seat is found by server,
 room *and* name, so two people sharing one account (Ann hosts, Bob joins from another terminal)
 each keep their own seat.  Several clients may write at once: every change takes an exclusive lock
-(``seats.lock``), re-reads the file, changes it and replaces it atomically, so none loses another's
-seat.  A seat's token is a secret: it is never printed or logged.
+(``seats.json.lock``), re-reads the file, changes it and replaces it atomically, so none loses
+another's seat.  A file that cannot be read is left as it is and said (:class:`SeatsError`): the
+seat is then not saved, and the client says quitting would lose it.  A seat's token is a secret: it is never printed or logged.
 
 A client sitting in a seat *holds* it (:func:`hold_seat`): an exclusive lock on a file of its own
 under ``held/``, kept while the client runs and dropped by the system when it ends, however it
@@ -30,6 +31,9 @@ except ImportError:  # pragma: no cover - not on POSIX: no lock, the atomic repl
 
 ROOMS_PER_SERVER = 20
 SERVERS = 10
+MAX_BYTES = 1 << 20
+"""A seats file past this is not read (a full one, 10 servers of 20 rooms, is a few tens of KB):
+reading it would hold up the game, and it is nothing this program wrote."""
 
 Seat = dict[str, str]
 Seats = dict[str, dict[str, dict[str, Seat]]]
@@ -49,13 +53,47 @@ def name_key(name: str) -> str:
     return unicodedata.normalize("NFKC", name).casefold().strip()
 
 
+class SeatsError(Exception):
+    """The seats file cannot be read or written: the message names it, says why and what to do.
+    A file that cannot be read is never written over: the seats in it may be someone's way back
+    into a race, and a hand edit gone wrong can be mended."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"cannot use {path} ({why}): fix it or move it aside")
+        self.path = path
+        self.why = why
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    return f"not JSON: {exc}"
+
+
 def _load(path: Path) -> Seats:
+    """The seats saved in ``path`` (none if there is no file); :class:`SeatsError` if it
+    cannot be read, is too large, or is not a JSON object."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        with open(path, "rb") as f:
+            raw = f.read(MAX_BYTES + 1)
+    except FileNotFoundError:
         return {}
+    except OSError as exc:
+        raise SeatsError(path, _why(exc)) from None
+    if len(raw) > MAX_BYTES:
+        raise SeatsError(path, f"larger than {MAX_BYTES >> 20} MiB")
+    if not raw.strip():
+        return {}  # (an empty file: nothing saved yet, or a write cut short before this one)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise SeatsError(path, _why(exc)) from None
     if not isinstance(data, dict):
-        return {}
+        raise SeatsError(path, "not a JSON object")
     seats: Seats = {}
     for url, rooms in data.items():
         if not isinstance(rooms, dict):
@@ -103,30 +141,35 @@ def _write(path: Path, data: Seats) -> None:
 
 
 def _change(path: Path | None, change: Callable[[Seats], bool]) -> None:
-    """Lock, re-read, change and write back (if ``change`` says it changed anything)."""
+    """Lock, re-read, change and write back (if ``change`` says it changed anything);
+    :class:`SeatsError` if the file cannot be read (it is then left as it is) or written."""
     path = path or seats_path()
     try:
         with _locked(path):
             data = _load(path)
             if change(data):
                 _write(path, data)
-    except OSError:
-        pass  # resuming after a restart is a convenience; playing goes on without it
+    except OSError as exc:
+        raise SeatsError(path, _why(exc)) from None
 
 
 def saved_seats(url: str, code: str, path: Path | None = None) -> list[Seat]:
-    """Every seat saved for this room on this server (each with its ``name``)."""
+    """Every seat saved for this room on this server (each with its ``name``);
+    :class:`SeatsError` if the seats file cannot be read."""
     held = _load(path or seats_path()).get(url, {}).get(room_key(code), {})
     return list(held.values())
 
 
 def saved_seat(url: str, code: str, name: str, path: Path | None = None) -> Seat | None:
-    """The seat saved for ``name`` in this room, if any."""
+    """The seat saved for ``name`` in this room, if any; :class:`SeatsError` if the seats file
+    cannot be read."""
     held = _load(path or seats_path()).get(url, {}).get(room_key(code), {})
     return held.get(name_key(name))
 
 
 def save_seat(url: str, code: str, token: str, name: str, path: Path | None = None) -> None:
+    """Save the seat (:class:`SeatsError` if it cannot be: quitting would then lose it)."""
+
     def change(data: Seats) -> bool:
         # the newest last: move this server and this room to the end, then trim the oldest
         rooms = data.pop(url, {})
@@ -144,6 +187,9 @@ def save_seat(url: str, code: str, token: str, name: str, path: Path | None = No
 
 
 def forget_seat(url: str, code: str, name: str, path: Path | None = None) -> None:
+    """Forget a seat that is gone; a seats file that cannot be used keeps it (no error: a seat
+    left behind is refused by the server when tried, and forgotten then)."""
+
     def change(data: Seats) -> bool:
         rooms = data.get(url, {})
         held = rooms.get(room_key(code), {})
@@ -155,7 +201,8 @@ def forget_seat(url: str, code: str, name: str, path: Path | None = None) -> Non
             del data[url]
         return True
 
-    _change(path, change)
+    with contextlib.suppress(SeatsError):
+        _change(path, change)
 
 
 def file_mode(path: Path | None = None) -> int:
@@ -227,6 +274,13 @@ def hold_seat(url: str, code: str, name: str, path: Path | None = None) -> HeldS
     a seat another client holds is left to it (``held`` is then False)."""
     fd, _ = _try_lock(url, code, name, path)
     return HeldSeat(fd, _held_path(url, code, name, path))
+
+
+def claim_seat(url: str, code: str, name: str, path: Path | None = None) -> HeldSeat | None:
+    """Mark the seat as in use by this process before taking it back; None if another running
+    client holds it (two bare joins at once: the second must not cut the first off)."""
+    fd, taken = _try_lock(url, code, name, path)
+    return None if taken else HeldSeat(fd, _held_path(url, code, name, path))
 
 
 def seat_in_use(url: str, code: str, name: str, path: Path | None = None) -> bool:

@@ -41,7 +41,17 @@ from protocol.moves import Move
 
 from .model import RaceModel
 from .net import DEFAULT_URL, TRANSIENT, Connection, Disconnected, ServerError
-from .seats import HeldSeat, forget_seat, hold_seat, room_key, save_seat, saved_seat, seat_in_use
+from .seats import (
+    HeldSeat,
+    SeatsError,
+    claim_seat,
+    forget_seat,
+    hold_seat,
+    name_key,
+    room_key,
+    save_seat,
+    saved_seat,
+)
 from .terminal import program
 from .text import safe
 
@@ -102,6 +112,9 @@ class Session:
         """Save the seat on disk (and look it up): off for a server inside this process."""
         self.restarting = False
         """The server said it is restarting (a ``notice`` or a 1012 close)."""
+        self.seat_problem: str | None = None
+        """Why the seat could not be saved on disk (or the saved seats read): quitting then
+        loses it, and the farewell says so."""
         self._held: HeldSeat | None = None
         """This client's mark on the seat it sits in, so that another terminal of this account
         does not take it (:func:`client.seats.hold_seat`)."""
@@ -133,12 +146,22 @@ class Session:
         A spectator (``watch``) never takes or resumes a saved seat.  A resume tells the truth:
         a seat dropped after the grace is watching; a seat gone after the results (``bad_token``)
         is forgotten and the room joined afresh as a new member."""
-        seat = saved_seat(self.url, code, name) if self.remember and not spectate else None
-        if seat is not None and seat_in_use(self.url, code, name):
-            raise SeatInUse(
-                f"the seat of {name!r} in this room is in use in another terminal: "
-                "join with another name (--name), or leave it there first"
-            )
+        seat = None
+        if self.remember and not spectate:
+            try:
+                seat = saved_seat(self.url, code, name)
+            except SeatsError as exc:
+                self.seat_problem = str(exc)
+        claim = None
+        if seat is not None:
+            # held before it is taken back: another terminal's bare join at the same moment
+            # must find it in use, not resume it too and cut this one off
+            claim = claim_seat(self.url, code, name)
+            if claim is None:
+                raise SeatInUse(
+                    f"the seat of {name!r} in this room is in use in another terminal: "
+                    "join with another name (--name), or leave it there first"
+                )
         released = False
         if seat is not None:
             try:
@@ -150,18 +173,32 @@ class Session:
             try:
                 snap = await self._request(resume)
             except ServerError as exc:
+                if claim is not None:
+                    claim.release()
                 if exc.code not in ("bad_token", "room_not_found"):
                     raise
                 forget_seat(self.url, code, name)
                 released = exc.code == "bad_token"
+            except BaseException:
+                if claim is not None:
+                    claim.release()
+                raise
             else:
                 assert isinstance(snap, Snapshot)
                 self.code = room_key(code)
                 self.model.token = seat["token"]
                 self.model.name = seat.get("name") or name
-                self._hold(self.model.name)
+                if name_key(self.model.name) == name_key(name) and claim is not None:
+                    self._release()
+                    self._held = claim
+                else:
+                    if claim is not None:
+                        claim.release()
+                    self._hold(self.model.name)
                 self._resumed(snap, "Welcome back: your seat was kept.")
                 return snap
+        elif claim is not None:
+            claim.release()
         joined = await self._request(JoinRoom(seq=0, code=code, name=name, spectate=spectate))
         assert isinstance(joined, Joined)
         self._joined(joined, name)
@@ -188,7 +225,11 @@ class Session:
         if self.remember:
             # held whatever the role: a member watching until the next race is seated then,
             # and a bare join in another terminal must not take it meanwhile
-            save_seat(self.url, joined.room.code, joined.token, name)
+            try:
+                save_seat(self.url, joined.room.code, joined.token, name)
+            except SeatsError as exc:
+                self.seat_problem = str(exc)
+                self.model.status = f"Your seat could not be saved: {exc}."
             self._hold(name)
 
     def _hold(self, name: str) -> None:

@@ -11,13 +11,14 @@ from client.app import Plan, RaceApp
 from client.keys import Keys
 from client.model import RaceModel
 from client.net import Connection
+from client.seats import seats_path
 from client.session import join_command
 from protocol.config import GameConfig
 from protocol.game import new_game
 from protocol.messages import JoinRoom, MoveCmd, Ready, Settings, WireMove
 from protocol.moves import Kind, tableau
 
-from .server_helpers import running_server
+from .server_helpers import close_all, host_and_join, running_server
 
 
 def model_with(game: str, number: int, **options: object) -> RaceModel:
@@ -215,6 +216,29 @@ async def test_app_reconnects_and_resumes() -> None:
             await pilot.press("q")
             assert app.farewell == f"Your seat is kept for a while. To take it back:\n  {hint}"
             await bob.close()
+
+
+async def test_quitting_a_seat_that_could_not_be_saved_says_it_cannot_be_taken_back() -> None:
+    """With a seats file that cannot be written, quitting said "your seat is kept for a
+    while: patience-race join CODE takes it back", and that command made a watcher."""
+    path = seats_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"not json")
+    async with running_server() as server:
+        conns, code, _ = await host_and_join(server.url, ["Bob"], Settings())
+        app = RaceApp(Plan(action="join", name="Ann", url=server.url, code=code))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_until(pilot, lambda: app.model.phase == "lobby")
+            assert "could not be saved" in app.model.status
+            await pilot.press("r")
+            await conns[0].request(Ready(seq=0))
+            await wait_until(pilot, lambda: app.model.phase == "racing", timeout=10)
+            await pilot.press("q")
+            assert "could not be saved on this computer" in app.model.status
+            await pilot.press("q")
+        assert app.farewell is not None and "cannot be taken back" in app.farewell
+        assert str(path) in app.farewell and path.read_bytes() == b"not json"
+        await close_all(conns)
 
 
 async def test_a_redraw_once_the_app_is_gone_does_nothing() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from client.cli import NoName, choose_name
 from client.seats import (
+    SeatsError,
     forget_seat,
     hold_seat,
     save_seat,
@@ -146,3 +147,72 @@ def test_join_with_no_name_skips_a_seat_in_use(monkeypatch: pytest.MonkeyPatch) 
     finally:
         ann.release()
     assert choose_name(URL, "K7QM-X2PF", None) == "Ann"
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b'{"ws://h": {}},', "not JSON"),  # a hand edit gone wrong
+        (b"[" * 100_000, "nested too deeply"),
+        (b"[1, 2]", "not a JSON object"),
+        (b"\xff\xfe{}", "not UTF-8"),
+        (b" " * (2 << 20), "larger than 1 MiB"),
+    ],
+)
+def test_a_seats_file_that_cannot_be_read_is_said_and_never_written_over(
+    content: bytes, why: str
+) -> None:
+    path = seats_path()
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    with pytest.raises(SeatsError) as unread:
+        saved_seats(URL, "K7QM-X2PF")
+    assert why in str(unread.value) and str(path) in str(unread.value)
+    assert "fix it or move it aside" in str(unread.value)
+    with pytest.raises(SeatsError):
+        save_seat(URL, "K7QM-X2PF", "tok-ann", "Ann")
+    forget_seat(URL, "K7QM-X2PF", "Ann")  # nothing to forget there: no error, no write
+    assert path.read_bytes() == content
+
+
+def test_a_seats_file_that_cannot_be_written_says_so(tmp_path: Path) -> None:
+    save_seat(URL, "K7QM-X2PF", "tok-ann", "Ann")
+    path = seats_path()
+    path.with_name(path.name + ".lock").unlink()
+    path.with_name(path.name + ".lock").mkdir()  # (root reads a chmod 000 file: a directory)
+    with pytest.raises(SeatsError) as unsaved:
+        save_seat(URL, "K7QM-X2PF", "tok-bob", "Bob")
+    assert str(path) in str(unsaved.value)
+    assert [s["name"] for s in saved_seats(URL, "K7QM-X2PF")] == ["Ann"]
+
+
+def test_an_empty_or_missing_seats_file_holds_no_seat() -> None:
+    assert saved_seats(URL, "K7QM-X2PF") == []
+    seats_path().parent.mkdir(parents=True)
+    seats_path().write_bytes(b"")
+    assert saved_seats(URL, "K7QM-X2PF") == []
+    save_seat(URL, "K7QM-X2PF", "tok-ann", "Ann")
+    assert saved_seat(URL, "K7QM-X2PF", "Ann") == {"token": "tok-ann", "name": "Ann"}
+
+
+@pytest.mark.parametrize(
+    ("given", "url"),
+    [
+        ("ws://127.0.0.1:8765/", "ws://127.0.0.1:8765"),
+        ("WS://Race.Example.ORG:443/", "ws://race.example.org:443"),
+        ("wss://race.example.org:443/", "wss://race.example.org"),
+        ("race.example.org", "ws://race.example.org"),
+        ("wss://race.example.org/play/", "wss://race.example.org/play/"),
+        ("ws://[::1]:8765/", "ws://[::1]:8765"),
+    ],
+)
+def test_one_server_is_written_one_way(given: str, url: str) -> None:
+    """Seats are saved by the server's URL: ``--server ws://h:8765/`` found none saved under
+    ``ws://h:8765`` and joined as a watcher."""
+    from client.cli import normal_url, server_url
+
+    class Args:
+        server = given
+
+    assert server_url(Args()) == url  # type: ignore[arg-type]
+    assert normal_url(url) == url

@@ -9,7 +9,7 @@ import pytest
 
 from client.model import RaceModel
 from client.net import Connection, ServerError
-from client.seats import saved_seat
+from client.seats import saved_seat, seats_path
 from client.session import RELEASED, RESTARTING, Session
 from protocol.messages import (
     Countdown,
@@ -24,6 +24,7 @@ from protocol.messages import (
     RaceStart,
     Ready,
     Resume,
+    RoomList,
     RoomUpdate,
     Settings,
     Snapshot,
@@ -475,3 +476,50 @@ async def test_a_silent_stall_is_noticed_by_the_client_in_ping_and_close_time(
         proxy.go()
         await eventually(lambda: ann.connected, 10)
         await ann.close()
+
+
+async def test_two_bare_joins_at_once_resume_the_seat_once() -> None:
+    """Two terminals of one account typing ``join CODE`` at the same moment: both found the
+    seat free, both resumed it, and the first was cut off ("resumed on another connection")."""
+    from client.session import SeatInUse
+
+    async with running_server() as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann"], Settings())
+        cy = await _session_as(server.url, "Cy", code)
+        await cy.close()  # away, her seat saved on disk
+        one, two = (
+            Session(server.url, RaceModel(name="Cy")),
+            Session(server.url, RaceModel(name="Cy")),
+        )
+        try:
+            await asyncio.gather(one.connect(), two.connect())
+            got = await asyncio.gather(
+                one.join(code, "Cy"), two.join(code, "Cy"), return_exceptions=True
+            )
+            assert sum(isinstance(g, SeatInUse) for g in got) == 1, got
+            back = one if isinstance(got[1], SeatInUse) else two
+            assert isinstance(await back.conn.request(ListRooms(seq=0)), RoomList)  # type: ignore[union-attr]
+            cy_member = next(m for m in server.hub.rooms[code].members.values() if m.name == "Cy")
+            assert cy_member.conn is not None
+        finally:
+            await asyncio.gather(one.close(), two.close())
+            await close_all(conns)
+
+
+async def test_a_seat_that_cannot_be_saved_is_said_and_the_file_is_not_written_over() -> None:
+    """A seats file that could not be read was taken as empty and written over (the seats
+    in it lost for good), and the screen said the seat was kept when it was not saved."""
+    path = seats_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    damaged = b'{"ws://elsewhere": {"K7QMX2PF": {"ann": {"token": "t", "name": "Ann"}}},}'
+    path.write_bytes(damaged)  # a hand edit gone wrong: a comma too many
+    async with running_server() as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann"], Settings())
+        cy = await _session_as(server.url, "Cy", code)
+        try:
+            assert cy.seat_problem is not None and str(path) in cy.seat_problem
+            assert "could not be saved" in cy.model.status and "not JSON" in cy.model.status
+            assert path.read_bytes() == damaged
+        finally:
+            await cy.close()
+            await close_all(conns)
