@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from protocol.config import GameConfig, config_or_none
 from protocol.fairness import check_solution, commitment
 from protocol.game import GameState
-from protocol.messages import RaceRecord
+from protocol.messages import RaceRecord, place_key
 from protocol.record import GameRecord, RecordError, ReplayError, load, replay
 
 from .safe import clean
@@ -43,6 +43,7 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
         f"Race {clean(race.race_id)}: {config.title} #{rv.number}, {plural(len(race.players), 'player')}"
     )
     print("commitment: " + ("verified" if not problems else "MISMATCH"))
+    print("times, mode and time limit: the server's word, checked against the moves and places")
     if rv.solution is not None:
         wrong = check_solution(config, rv.number, rv.solution)
         if wrong is None:
@@ -64,6 +65,25 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
     standing = {s.id: s for s in race.standings}
     if {p.id for p in race.players} != set(standing) or len(race.standings) != len(standing):
         problem("the standings and the players' moves are not the same players")
+    names = {p.id: p.name for p in race.players}
+    if any(names.get(s.id, s.name) != s.name for s in race.standings):
+        problem("the standings name players otherwise than their moves do")
+    ran_ms: float | None = None
+    if race.ended_at is not None:
+        if race.ended_at < race.started_at:
+            problem("the race ends before it starts")
+        # (the race clock leaves out any time the server was down: it never runs ahead; a
+        # few seconds' slack for a move or a departure between the time limit and its tick)
+        ran_ms = (race.ended_at - race.started_at) * 1000 + 5000
+    ordered = sorted(
+        race.standings,
+        key=lambda s: place_key(se.mode, s.status, s.finish_ms, s.score, s.score_ms, s.id),
+    )
+    if [s.rank for s in ordered] != list(range(1, len(ordered) + 1)):
+        problem(
+            "the places are not what the results, times and scores give "
+            f"({', '.join(clean(s.name) for s in ordered)})"
+        )
     # by place, as the results showed them (a record lists the players as they joined)
     by_place = sorted(race.players, key=lambda p: standing[p.id].rank if p.id in standing else 1e9)
     for player in by_place:
@@ -77,8 +97,16 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
             number=rv.number,
             moves=player.moves,
         )
+        scored = [0, 0]  # the score, and the time of the move that last changed it
+
+        def count(
+            i: int, state: GameState, times: list[int] = times, scored: list[int] = scored
+        ) -> None:
+            if state.score() != scored[0] and i < len(times):
+                scored[:] = [state.score(), times[i]]
+
         try:
-            state = replay(record)
+            state = replay(record, count)
         except ReplayError as exc:
             print(f"{clean(path)}: {clean(player.name)}: {clean(exc)}", file=sys.stderr)
             problems += 1
@@ -92,11 +120,18 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
         st = standing.get(player.id)
         same_score = st is None or (
             st.score == state.score()
+            and st.score2 == state.score2()
+            and st.score_ms == scored[1]
             and st.moves == state.moves
             and st.undos == state.undos
             and (st.status == "won") == state.won
+            and (st.status == "resigned") == state.resigned
             and (st.status in ("resigned", "stuck")) <= (state.resigned or state.stuck)
         )
+        if st is not None and not finish_fits(st.status, st.finish_ms, times, ran_ms):
+            problem(f"{player.name}: the finishing time does not go with the moves and result")
+        if times and ran_ms is not None and times[-1] > ran_ms:
+            problem(f"{player.name}: a move is timed after the race ended")
         if not same_board or not same_score:
             print(
                 f"{clean(path)}: {clean(player.name)}: the moves do not reach the recorded board, "
@@ -115,6 +150,21 @@ def replay_race(path: Path, data: dict[str, object]) -> int:
     return 1 if problems else 0
 
 
+def finish_fits(status: str, finish_ms: int | None, times: list[int], ran_ms: float | None) -> bool:
+    """Whether a player's finishing time can be what the server recorded: the time of their
+    winning or resigning move; at or after their last move for one out as stuck (a move that
+    left none, or a minute without undoing), who left or was disconnected; none for one still
+    playing when the race ended; never after its end."""
+    last = times[-1] if times else 0
+    if status in ("playing", "waiting"):
+        return finish_ms is None
+    if finish_ms is None or (ran_ms is not None and finish_ms > ran_ms):
+        return False
+    if status in ("won", "resigned"):
+        return finish_ms == last
+    return finish_ms >= last
+
+
 def counted(state: GameState) -> str:
     """A replayed game's moves as the game counts them: "12 moves, 1 undo" (undos and a
     resignation are in a record's list of moves, but are not moves)."""
@@ -130,9 +180,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except ValueError as exc:
-        raise RecordError(f"not JSON: {exc}") from exc
-    if isinstance(data, dict) and "race_id" in data:
+    except (ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise RecordError(f"{path} is not JSON: {why}") from exc
+    if not isinstance(data, dict):
+        raise RecordError(f"{path} is not a record: a record is a JSON object")
+    if "race_id" in data:
         return replay_race(path, data)
     record = load(data)
     try:

@@ -22,6 +22,7 @@ present, a replay must reach exactly that result or the record is rejected.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
@@ -152,8 +153,10 @@ def load(source: str | Path | dict[str, Any]) -> GameRecord:
         raise RecordError(f"not a game record: {where}: {first['msg']}") from exc
 
 
-def replay(record: GameRecord) -> GameState:
-    """Play ``record`` from its deal; :class:`RecordError` on the first thing that is wrong."""
+def replay(record: GameRecord, each: Callable[[int, GameState], None] | None = None) -> GameState:
+    """Play ``record`` from its deal; :class:`RecordError` on the first thing that is wrong.
+    ``each(i, state)`` is called after the ``i``-th move (a race's record finds when each
+    player's score last changed so)."""
     try:
         config = record.config()
         state = new_game(config, record.number)
@@ -173,6 +176,8 @@ def replay(record: GameRecord) -> GameState:
                 state.apply(move)
         except (IllegalMove, NotationError) as exc:
             raise ReplayError(i, text, str(exc)) from exc
+        if each is not None:
+            each(i, game.state if game is not None else state)
     if game is not None:
         state = game.state
     if record.result is not None:

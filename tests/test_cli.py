@@ -150,6 +150,14 @@ def test_replay_rejects_garbage(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert code == 2 and "moves" in err
     code, _, err = run(capsys, "replay", str(tmp_path / "missing.json"))
     assert code == 2 and "cannot read" in err
+    # (from a trial: a JSON string was read as JSON again, "not JSON: Expecting value"; a deep
+    # nesting raised RecursionError with a traceback)
+    path.write_text('"x"')
+    code, _, err = run(capsys, "replay", str(path))
+    assert code == 2 and "is not a record: a record is a JSON object" in err and str(path) in err
+    path.write_text("[" * 100_000)
+    code, _, err = run(capsys, "replay", str(path))
+    assert code == 2 and "nested too deeply" in err
 
 
 def test_console_script_runs() -> None:

@@ -385,6 +385,24 @@ async def test_replay_checks_an_exported_race(
         "the settings": lambda d: d["settings"].update(game="st-helena", options={}),
         "the times": lambda d: d["players"][0].update(times_ms=d["players"][0]["times_ms"][:-1]),
         "a player": lambda d: d["standings"].pop(),
+        # (from a trial: each of these passed as "ok")
+        "the places": lambda d: [
+            s.update(rank=len(d["standings"]) + 1 - s["rank"]) for s in d["standings"]
+        ],
+        "a finishing time": lambda d: d["standings"][0].update(
+            finish_ms=d["standings"][0]["finish_ms"] + 1000
+        ),
+        "aisleriot's score": lambda d: d["standings"][0].update(
+            score2=d["standings"][0]["score2"] + 1
+        ),
+        "when a score was reached": lambda d: d["standings"][0].update(
+            score_ms=d["standings"][0]["score_ms"] + 1
+        ),
+        "a name": lambda d: d["standings"][0].update(name="Mallory"),
+        "the end": lambda d: d.update(ended_at=d["started_at"] - 10),
+        "moves after the end": lambda d: d["players"][0].update(
+            times_ms=[t + 10**9 for t in d["players"][0]["times_ms"]]
+        ),
     }
     for what, forge in forgeries.items():
         data = json.loads(salted_free)
