@@ -11,6 +11,8 @@ key and the server has no hint command.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import random
 import time
@@ -183,11 +185,32 @@ class Practice:
         directory = directory or practice_dir()
         directory.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        path = directory / f"{self.config.game}-{self.number}-{stamp}.json"
-        k = 1
-        while path.exists():
-            k += 1
-            path = directory / f"{self.config.game}-{self.number}-{stamp}-{k}.json"
-        path.write_text(self.game.record().dumps(), encoding="utf-8")
+        data = self.game.record().dumps().encode("utf-8")
+        # written whole under a temporary name, then linked to a name nobody has: two games of
+        # one deal saved in the same second (two terminals) each keep their own file
+        tmp = directory / f".{self.config.game}-{self.number}-{stamp}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            for k in itertools.count(1):
+                name = f"{self.config.game}-{self.number}-{stamp}" + (f"-{k}" if k > 1 else "")
+                path = directory / f"{name}.json"
+                try:
+                    os.link(tmp, path)  # (fails if the name is taken: never over another's)
+                except FileExistsError:
+                    continue
+                except OSError:  # a file system without links: created, if nobody has it
+                    try:
+                        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                    except FileExistsError:
+                        continue
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(data)
+                break
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         self.saved = path
         return path

@@ -22,7 +22,7 @@ from protocol.notation import format_move
 
 from . import render, screens
 from .app import HelpScreen, Plan, RaceApp, escape_and_key
-from .practice import Practice, describe, picked_count
+from .practice import Practice, describe, picked_count, practice_dir
 from .text import plural, safe
 
 PRACTICE_HELP = """Practice keys  (the rules of each game: docs/rules.md)
@@ -280,7 +280,10 @@ class PracticeApp(RaceApp):
             try:
                 p.save_record()
             except OSError as exc:
-                m.status = f"Could not save the record: {exc.strerror or exc}."
+                m.status = (
+                    f"Could not save the record in {safe(str(practice_dir()))}: "
+                    f"{exc.strerror or exc}."
+                )
         elif p.state.stuck:
             m.status = "No move left: u undoes (as far back as you like), x x resigns."
         return True

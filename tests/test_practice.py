@@ -86,6 +86,27 @@ def test_the_record_replays_the_practice_way_and_says_hints_were_used(tmp_path: 
     assert cli_main(["replay", str(path)]) == 0
 
 
+def test_games_of_one_deal_saved_in_the_same_second_keep_their_own_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two terminals saving the same deal in the same second: the name was checked, then
+    written, so one record could land on the other's (14 files for 20 saves, from a trial)."""
+    games = [Practice(SPIDER1, 3) for _ in range(6)]
+    for i, p in enumerate(games):
+        p.game.apply(RESIGN if i % 2 else DEAL)
+    monkeypatch.setattr("client.practice.time.strftime", lambda *_: "20261126-120000")
+    exists = Path.exists
+    # every name looks free when checked, as it would to two processes checking at once
+    monkeypatch.setattr(
+        Path, "exists", lambda self: False if self.suffix == ".json" else exists(self)
+    )
+    paths = [p.save_record(tmp_path) for p in games]
+    assert len(set(paths)) == 6 and sorted(tmp_path.iterdir()) == sorted(paths)
+    for p, path in zip(games, paths, strict=True):
+        assert load(path).moves == p.game.record().moves
+    assert not list(tmp_path.glob(".*"))  # no temporary file left
+
+
 def test_a_tampered_practice_record_is_refused() -> None:
     game = PracticeGame(SPIDER1, 1)
     game.apply(reveal_move(game))
