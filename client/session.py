@@ -22,6 +22,7 @@ from websockets.exceptions import InvalidHandshake
 from protocol.messages import (
     Command,
     CreateRoom,
+    Error,
     Event,
     Joined,
     JoinRoom,
@@ -199,7 +200,20 @@ class Session:
                 return snap
         elif claim is not None:
             claim.release()
-        joined = await self._request(JoinRoom(seq=0, code=code, name=name, spectate=spectate))
+        try:
+            joined = await self._request(JoinRoom(seq=0, code=code, name=name, spectate=spectate))
+        except ServerError as exc:
+            if exc.code == "room_not_found" and seat is not None:
+                # its code was right: the room closed (or the server lost it) since
+                raise ServerError(
+                    Error(
+                        seq=0,
+                        code="room_not_found",
+                        message=f"room {room_key(code)[:4]}-{room_key(code)[4:]} has closed "
+                        "since you were in it",
+                    )
+                ) from None
+            raise
         assert isinstance(joined, Joined)
         self._joined(joined, name)
         if joined.role == "spectator" and not spectate:

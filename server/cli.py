@@ -441,8 +441,12 @@ def _main(argv: Sequence[str] | None) -> int:
             return 2
         try:
             if args.list_races:
+                listed = 0
                 for race in store.races():
                     print(json.dumps(race))
+                    listed += 1
+                if not listed:  # (said apart from the list: a pipe reading it gets nothing)
+                    print(f"patience-race-server: no races in {args.db} yet", file=sys.stderr)
                 return 0
             record = store.race_record(args.export)
             if record is None:

@@ -184,6 +184,8 @@ class Store:
         self.empty = False
         """A read-only store on a file with no tables yet: it holds no races."""
         if readonly:
+            if Path(self.path).is_dir():
+                raise StoreError(f"{self.path} is a directory: --db takes the database file")
             if self.path == ":memory:" or not Path(self.path).is_file():
                 raise StoreError(f"no such database: {self.path}")
         elif self.path != ":memory:":

@@ -92,6 +92,11 @@ def test_read_only_commands_on_a_missing_database_create_nothing(
     plain = tmp_path / "x.sqlite3"
     assert server_main([*command, "--db", str(plain)]) == 2
     assert not plain.exists()
+    capsys.readouterr()
+    assert server_main([*command, "--db", str(tmp_path)]) == 2  # a directory: said so
+    assert capsys.readouterr().err.strip() == (
+        f"patience-race-server: {tmp_path} is a directory: --db takes the database file"
+    )
 
 
 def test_read_only_commands_write_nothing(
@@ -105,7 +110,10 @@ def test_read_only_commands_write_nothing(
         assert server_main(["--list-races", "--db", str(db)]) == 0
     finally:
         os.chmod(db, 0o600)
-    assert capsys.readouterr().out == ""
+    listed = capsys.readouterr()
+    assert listed.out == "" and listed.err.strip() == (
+        f"patience-race-server: no races in {db} yet"
+    )
     assert db.read_bytes() == before
     assert not Path(f"{db}.lock").exists()
     # an empty file (made by sqlite3 or an older version of these commands) holds no races

@@ -30,6 +30,7 @@ from protocol.messages import (
     Snapshot,
     WireMove,
 )
+from server.outbox import Outbox
 
 from .server_helpers import (
     StallProxy,
@@ -523,3 +524,29 @@ async def test_a_seat_that_cannot_be_saved_is_said_and_the_file_is_not_written_o
         finally:
             await cy.close()
             await close_all(conns)
+
+
+async def test_joining_a_room_that_closed_since_says_so_not_check_the_code() -> None:
+    """A seat saved for a room that has closed since: "no room 'U9D9-2AX6': check the code",
+    when the code was right (from a trial)."""
+    async with running_server() as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann"], Settings())
+        cy = await _session_as(server.url, "Cy", code)
+        await cy.close()
+        await close_all(conns)
+        server.hub._close_room(server.hub.rooms[code], 0.0, Outbox())
+        back = Session(server.url, RaceModel(name="Cy"))
+        try:
+            await back.connect()
+            with pytest.raises(ServerError) as gone:
+                await back.join(code, "Cy")
+            assert gone.value.code == "room_not_found"
+            assert (
+                gone.value.message == f"room {code[:4]}-{code[4:]} has closed since you were in it"
+            )
+            assert saved_seat(server.url, code, "Cy") is None  # forgotten
+            with pytest.raises(ServerError) as never:  # no seat saved: the code may be wrong
+                await back.join(code, "Cy")
+            assert "check the code" in never.value.message
+        finally:
+            await back.close()
