@@ -31,9 +31,10 @@ from protocol.moves import Kind, Move
 
 from . import render, screens
 from .keys import PILE_KEYS, Keys, auto_home, host_settings, settings_of
-from .model import RaceModel
+from .model import LastResults, RaceModel
 from .net import Disconnected, ServerError
 from .safe import clean
+from .saved_races import record_url, save_race
 from .session import SeatInUse, Session
 from .text import safe
 
@@ -239,6 +240,9 @@ class RaceApp(App[None]):
         """A command that joins this room from another terminal (set once in the room)."""
         self.grid: render.Grid | None = None
         """The board as last drawn: maps clicks back to cards."""
+        self.records_kept: set[str] = set()
+        """The races whose records this ``play`` has fetched (or is fetching) to keep."""
+        self.record_tasks: set[asyncio.Task[None]] = set()
 
     def compose(self) -> ComposeResult:
         # kept as attributes: the help overlay is another screen, and the view must still
@@ -363,7 +367,35 @@ class RaceApp(App[None]):
         # app is running from before its mount until its shutdown, which closes the screens)
         if not self.is_running:
             return
+        self._place_record()
         self._draw()
+
+    def _place_record(self) -> None:
+        """Say where the last race's record is: on the server, or (``play``, whose server goes
+        when it quits) in a file, fetched once the race is over."""
+        last, session = self.model.last, self.session
+        if last is None or not last.race_id or last.record_at is not None or session is None:
+            return
+        if self.server is None:
+            last.record_at = record_url(session.url, last.race_id)
+        elif last.race_id not in self.records_kept:
+            self.records_kept.add(last.race_id)
+            task = asyncio.get_running_loop().create_task(self._keep_record(last))
+            self.record_tasks.add(task)
+            task.add_done_callback(self.record_tasks.discard)
+
+    async def _keep_record(self, last: LastResults) -> None:
+        assert self.session is not None and last.race_id is not None
+        record = await self.session.race_record(last.race_id)
+        if record is None:
+            return
+        try:
+            path = await asyncio.to_thread(save_race, record)
+        except OSError as exc:
+            self.model.status = f"The race's record could not be saved: {exc.strerror or exc}."
+        else:
+            last.record_at, last.record_saved = str(path), True
+        self.refresh_view()
 
     def _draw(self) -> None:
         m = self.model
@@ -788,6 +820,8 @@ class RaceApp(App[None]):
                 )
             else:
                 self.farewell = f"Your seat is kept for a while. To take it back:\n  {hint}"
+        if self.record_tasks:  # a record being fetched to keep: it is a moment's work
+            await asyncio.wait(self.record_tasks, timeout=3)
         if session is not None:
             # a spectator leaves at once: nothing of theirs is kept (they stayed a minute as a
             # ghost in the lobby's Watching list, and their name with them)

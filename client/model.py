@@ -54,6 +54,11 @@ class LastResults:
     reveal: Reveal | None
     verdict: str | None
     verified: bool | None
+    record_at: str | None = None
+    """Where the race's public record is: its URL on the server, or the file it was saved in
+    (``patience-race play``'s races); set by the app."""
+    record_saved: bool = False
+    """``record_at`` is a file on this computer."""
 
 
 FINISHED = ("won", "resigned", "stuck", "disconnected", "left")

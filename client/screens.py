@@ -414,9 +414,20 @@ def _results_tail(model: RaceModel, join_hint: str | None) -> Text:
         t.append(f"Replay it in {where} as game #{reveal.number}.\n", style=DIM)
     race_id = last.race_id if last is not None else model.race_id
     if race_id:
-        t.append(
-            f"Race {race_id}: every board and move is public (GET /races/{race_id}).\n", style=DIM
-        )
+        at = last.record_at if last is not None else None
+        if at is not None and last is not None and last.record_saved:
+            t.append(f"Race {race_id}, every board and move, saved in ", style=DIM)
+            t.append_text(plain(at, DIM))
+            t.append(" (patience-race replay checks it).\n", style=DIM)
+        elif at is not None:
+            t.append(f"Race {race_id}: every board and move is public at ", style=DIM)
+            t.append_text(plain(at, DIM))
+            t.append(".\n", style=DIM)
+        else:
+            t.append(
+                f"Race {race_id}: every board and move is public (GET /races/{race_id}).\n",
+                style=DIM,
+            )
     if join_hint:
         t.append("others join the next race with:\n  ", style=DIM)
         t.append_text(plain(join_hint, "cyan"))

@@ -24,11 +24,14 @@ from protocol.messages import (
     CreateRoom,
     Error,
     Event,
+    GetRace,
     Joined,
     JoinRoom,
     Leave,
     MoveCmd,
     Notice,
+    RaceRecord,
+    RaceRecordMsg,
     Ready,
     Rematch,
     Resume,
@@ -298,6 +301,16 @@ class Session:
         if self.conn.url != (self.node_url or self.url):
             self.node_url = self.conn.url  # followed a redirect
         return answer
+
+    async def race_record(self, race_id: str) -> RaceRecord | None:
+        """A finished race's public record (None if it cannot be had now: nothing is said)."""
+        if self.conn is None or not self.connected:
+            return None
+        try:
+            answer = await self.conn.request(GetRace(seq=0, race_id=race_id), self.answer_timeout)
+        except (ServerError, TimeoutError, Disconnected):
+            return None
+        return answer.record if isinstance(answer, RaceRecordMsg) else None
 
     async def command(self, command: Command) -> Event | None:
         """Send a command; a refusal goes to the status line (None is returned).

@@ -63,6 +63,10 @@ async def test_results_stay_until_their_viewer_leaves_them() -> None:
             board = text_of(app, "#board")
             assert "Results" in board and "resigned" in board and "deal verified" in board
             assert "n: rematch" in board and "n: rematch" in status_of(app)
+            last = app.model.last  # its record: where the server publishes it, in full
+            assert last is not None and last.record_at == (
+                f"http://{server.url.removeprefix('ws://')}/races/{last.race_id}"
+            )
             # Bob asks: everyone sees it
             await bob.request(Rematch(seq=0))
             await wait_until(pilot, lambda: "rematch asked by: Bob" in text_of(app, "#board"))

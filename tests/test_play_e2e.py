@@ -13,9 +13,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from client.app import Plan, RaceApp
+from client.cli import main as client_main
 from client.net import Connection, Disconnected
-from protocol.messages import JoinRoom, Kicked, Settings
+from client.saved_races import races_dir, record_url, save_race
+from protocol.messages import JoinRoom, Kicked, PublicSettings, RaceRecord, Reveal, Settings
 
 from .test_client_app import text_of, wait_until
 
@@ -62,6 +66,34 @@ async def test_play_with_one_bot_reaches_the_game_screen() -> None:
         status = text_of(app, "#status")
         assert "the server inside this program stops" in status and "seat" not in status
         await pilot.press("q")
+
+
+async def test_plays_races_are_kept_on_disk_and_the_results_say_where() -> None:
+    """The results said "every board and move is public (GET /races/ID)" of a race on the
+    server inside ``play``: gone when it quits (from a trial).  Its record is now kept."""
+    plan = Plan(
+        action="play",
+        name="Ann",
+        settings=Settings(game="spider", options={"suits": 1}),
+        bots=1,
+        bot_think=0.05,
+        auto_ready=True,
+    )
+    app = RaceApp(plan)
+    async with app.run_test(size=(100, 36)) as pilot:
+        await wait_until(pilot, lambda: app.model.phase == "racing", timeout=20)
+        await pilot.press("x", "x")
+        await wait_until(
+            pilot, lambda: app.model.last is not None and app.model.last.record_saved, timeout=30
+        )
+        assert app.model.last is not None and app.model.last.race_id is not None
+        saved = races_dir() / f"{app.model.last.race_id}.json"
+        assert app.model.last.record_at == str(saved)
+        board = " ".join(text_of(app, "#board").split())
+        assert f"saved in {saved}" in board and "patience-race replay checks it" in board
+        await pilot.press("q")
+    assert RaceRecord.model_validate_json(saved.read_text()).race_id == app.model.last.race_id
+    assert client_main(["replay", str(saved)]) == 0
 
 
 async def test_quitting_play_closes_its_room_for_a_friend_who_joined() -> None:
@@ -320,3 +352,33 @@ def test_quitting_a_race_prints_the_way_back_on_lines_of_its_own(tmp_path: Path)
         server.wait()
         if server.stderr is not None:
             server.stderr.close()
+
+
+def test_a_races_record_is_where_its_server_publishes_it() -> None:
+    assert record_url("ws://127.0.0.1:8765", "abc") == "http://127.0.0.1:8765/races/abc"
+    assert record_url("wss://race.example.org/", "abc") == "https://race.example.org/races/abc"
+
+
+def test_kept_records_are_written_whole_and_the_oldest_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("client.saved_races.KEEP", 3)
+    settings = PublicSettings(
+        game="spider", options={"suits": 1}, numbering="pysolfc", mode="first", time_limit=0,
+        undo="safe", seats=2, private=False, fixed_deal=False, title="Spider (1 suit)",
+    )  # fmt: skip
+    reveal = Reveal(
+        game="spider", options={"suits": 1}, numbering="pysolfc", number=1, salt="00",
+        commitment="c",
+    )  # fmt: skip
+    base = RaceRecord(
+        race_id="", room=None, settings=settings, started_at=0.0, ended_at=1.0, reveal=reveal,
+        standings=[], players=[],
+    )  # fmt: skip
+    paths = []
+    for i in range(5):
+        record = base.model_copy(update={"race_id": f"{i:012d}"})
+        paths.append(save_race(record, tmp_path))
+        os.utime(paths[-1], (1000 + i, 1000 + i))
+    assert sorted(tmp_path.iterdir()) == paths[2:]
+    assert RaceRecord.model_validate_json(paths[-1].read_text()).race_id == "000000000004"

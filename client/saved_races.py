@@ -1,0 +1,54 @@
+"""Race records kept on this computer, and where a server publishes them.
+
+``patience-race play`` runs its server inside the program, so its races' public records would be
+gone when it quits: each is fetched when its race ends and kept in
+``$XDG_STATE_HOME/patience-race/races/RACE_ID.json`` (``~/.local/state/...``), a file
+``patience-race replay`` checks.  A race on a server of its own is public there, at
+``GET /races/RACE_ID`` (:func:`record_url`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from protocol.messages import RaceRecord
+
+KEEP = 200
+"""Records kept at most: past it the oldest go (a few tens of KB each)."""
+
+
+def races_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "patience-race" / "races"
+
+
+def save_race(record: RaceRecord, directory: Path | None = None) -> Path:
+    """Write ``record`` (whole, under a temporary name first) as ``RACE_ID.json``; the oldest
+    records past :data:`KEEP` go.  ``OSError`` if it cannot be written."""
+    directory = directory or races_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{record.race_id}.json"
+    tmp = directory / f".{record.race_id}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(record.model_dump_json(indent=1))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    kept = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    for old in kept[:-KEEP]:
+        with contextlib.suppress(OSError):
+            old.unlink()
+    return path
+
+
+def record_url(server: str, race_id: str) -> str:
+    """Where the server at ``server`` (its ws:// or wss:// URL) publishes a finished race."""
+    parts = urlsplit(server)
+    scheme = "https" if parts.scheme == "wss" else "http"
+    return f"{scheme}://{parts.netloc}/races/{race_id}"
