@@ -368,16 +368,19 @@ async def _reconnect(seat: _Seat, url: str) -> Snapshot | None:
     return None
 
 
-def people_done(room: RoomInfo, progress: list[Progress]) -> bool:
-    """Every person racing has finished (won, resigned, stuck, left) in a race with no time
-    limit: the bots may hurry.  The moves a bot makes do not depend on its pace, so hurrying
-    changes no score and no place among people; with a time limit it would, so it never hurries
-    there."""
-    if room.settings.time_limit:
-        return False
+def people_finished(room: RoomInfo, progress: list[Progress]) -> bool:
+    """Every person racing has finished (won, resigned, stuck, left): the results wait on the
+    bots alone."""
     bots = {m.id for m in room.members if m.bot}
     people = [p for p in progress if p.id not in bots]
     return bool(people) and all(p.status not in ("playing", "waiting") for p in people)
+
+
+def people_done(room: RoomInfo, progress: list[Progress]) -> bool:
+    """Every person racing has finished in a race with no time limit: the bots may hurry.  The
+    moves a bot makes do not depend on its pace, so hurrying changes no score and no place
+    among people; with a time limit it would, so it never hurries there."""
+    return not room.settings.time_limit and people_finished(room, progress)
 
 
 async def _send(seat: _Seat, command: Any) -> Any | None:
@@ -460,6 +463,7 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
     conn = seat.conn
     resyncs = 0
     mark, still = _progress_mark(state), 0
+    alone = False  # every person has finished: the results wait on the bots
     while not (state.won or state.resigned):
         # the pause before the move, watching what happens meanwhile: the end of the race (time
         # up), a kick, and whether any person still races (if none, the bot hurries)
@@ -496,13 +500,15 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
             if isinstance(item, RoomUpdate):
                 seat.room = item.room
             if isinstance(item, ProgressUpdate) and not seat.pacer.hurry:
-                seat.pacer.hurry = people_done(seat.room, item.players)
+                alone = people_finished(seat.room, item.players)
+                seat.pacer.hurry = alone and not seat.room.settings.time_limit
                 if seat.pacer.hurry:
                     log.info("%s: every person has finished: hurrying", seat.name)
         move = await thinking or RESIGN
-        if seat.pacer.hurry and still >= HURRY_IDLE:
+        if (seat.pacer.hurry and still >= HURRY_IDLE) or (alone and still >= PACED_IDLE):
             # every person is done and the results wait on the bots: no card shown, deal or suit
-            # home for this long is shuffling (it went on to the 1,500-move cap: a minute more)
+            # home for this long is shuffling (it went on to the 1,500-move cap: a minute more;
+            # with a time limit, at its pace, to the end of the time: ten minutes and more)
             log.info("%s: nothing more to gain: resigning so that the results come", seat.name)
             move = RESIGN
         await seat.pacer.take()
@@ -547,6 +553,10 @@ async def _nothing() -> None:
 HURRY_IDLE = 150
 """Moves without a card shown, a deal, a redeal or a card home after which a bot that hurries
 (every person in the race is done) resigns."""
+
+PACED_IDLE = 40
+"""The same in a race with a time limit, where a bot keeps its pace when every person is done
+(a second or more a move): 40 such moves are a minute or two of shuffling, not ten."""
 
 
 def _progress_mark(state: GameState) -> tuple[int, int, int, int]:

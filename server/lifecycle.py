@@ -126,12 +126,16 @@ class RaceLifecycle:
     ) -> None:
         """Two players or more ready (one with ``alone_ok``: a rematch everyone asked for), and
         none connected who is not: the countdown starts; else everyone sees who is ready.  A
-        player away and not ready does not hold the others back: they race without them."""
+        player away and not ready does not hold the others back: they race without them; but
+        just after a restart everyone is away, so for :data:`RESTART_HOLD_S` a player not ready
+        holds the start until they are back (the first ready player back started a race the
+        others, the host among them, had not agreed to)."""
         players = room.players()
         # ready and here (or only just gone): one ready long away would not race, and two of
         # them made a race of nobody, its deal published
         ready = [p for p in players if p.ready and self._races_now(p, now)]
-        waiting = [p for p in players if not p.ready and p.conn is not None]
+        restarting = now < room.restored_at + RESTART_HOLD_S
+        waiting = [p for p in players if not p.ready and (p.conn is not None or restarting)]
         if len(ready) >= (1 if alone_ok else 2) and not waiting:
             self._countdown_or_wait(room, now, out)
         else:

@@ -266,7 +266,8 @@ class Upkeep(RaceLifecycle):
                         member.seqs.put(seq, frames, kind)
                     member.seqs.highest = max(member.seqs.highest, seq)
             self.rooms[code] = room
-            if room.state == "lobby" and len([p for p in room.players() if p.ready]) >= 2:
+            players = room.players()
+            if room.state == "lobby" and len(players) >= 2 and all(p.ready for p in players):
                 # everyone was ready, waiting for the race budget or a certified deal, and told
                 # the countdown would start by itself: so it does, once they are back
                 self.awaiting_start.add(code)

@@ -114,21 +114,27 @@ def test_bots_hurry_only_when_no_person_plays_and_no_clock_runs() -> None:
     assert not people_done(room(0), [progress(2, "playing")])  # bots alone: nobody waits
 
 
-async def test_a_hurried_bot_that_only_shuffles_resigns(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize("time_limit", [0, 600])
+async def test_a_bot_that_only_shuffles_when_every_person_is_done_resigns(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, time_limit: int
 ) -> None:
     """Every person done: a bot that shows no card, deals or sends nothing home for HURRY_IDLE
-    moves resigns (bots went on to the 1,500-move cap: the results a minute and more later)."""
+    moves resigns (bots went on to the 1,500-move cap: the results a minute and more later);
+    with a time limit, where it keeps its pace, after PACED_IDLE (an easy bot shuffled for 13
+    minutes of a 15-minute race, the results waiting on it: club-night trial)."""
     import logging
 
     import client.bot
 
-    monkeypatch.setattr(client.bot, "HURRY_IDLE", 3)
+    monkeypatch.setattr(client.bot, "HURRY_IDLE", 3 if not time_limit else 10_000)
+    monkeypatch.setattr(client.bot, "PACED_IDLE", 3 if time_limit else 10_000)
     caplog.set_level(logging.INFO, logger="patience_race.bot")
     async with running_server(fast_limits(countdown_ms=50)) as server:
         ann = Connection(server.url)
         await ann.open()
-        settings = Settings(game="spider", options={"suits": 4}, deal_number=2)
+        settings = Settings(
+            game="spider", options={"suits": 4}, deal_number=2, time_limit=time_limit
+        )
         joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=settings))
         assert isinstance(joined, Joined)
         code = joined.room.code

@@ -416,6 +416,37 @@ async def test_a_room_waiting_to_start_by_itself_starts_after_a_restart(tmp_path
         await close_all(back)
 
 
+async def test_a_lobby_waiting_on_a_player_still_waits_after_a_restart(tmp_path: Path) -> None:
+    """Ann (the host) not ready, Bob and Cy ready: the room waits for her.  After a restart
+    the countdown started the moment a ready player was back, and Ann watched a race in her
+    own room that she never agreed to (club-night trial)."""
+    db = tmp_path / "races.sqlite3"
+    async with server_on(db) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob", "Cy"], Settings())
+        for c in conns[1:]:
+            await c.request(Ready(seq=0))
+        assert server.hub.rooms[code].state == "lobby"
+        await close_all(conns)
+
+    async with server_on(db) as again:
+        assert code not in again.hub.awaiting_start
+        back = [Connection(again.url) for _ in joined]
+        try:
+            for conn in back:
+                await conn.open()
+            for conn, j in [*zip(back, joined, strict=True)][1:]:  # the ready ones first
+                await conn.request(Resume(seq=0, code=code, token=j.token))
+            await asyncio.sleep(0.3)
+            assert again.hub.rooms[code].state == "lobby"
+            await back[0].request(Resume(seq=0, code=code, token=joined[0].token))
+            await asyncio.sleep(0.3)
+            assert again.hub.rooms[code].state == "lobby"  # as before: waiting for Ann
+            await back[0].request(Ready(seq=0))
+            await eventually(lambda: again.hub.rooms[code].state in ("countdown", "racing"))
+        finally:
+            await close_all(back)
+
+
 async def test_lobby_and_results_come_back_too(tmp_path: Path) -> None:
     db = tmp_path / "races.sqlite3"
     async with server_on(db) as server:
