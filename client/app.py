@@ -399,6 +399,8 @@ class RaceApp(App[None]):
 
     def _draw(self) -> None:
         m = self.model
+        if self.keys.follow():
+            self.typed_ahead.clear()  # keys typed ahead in another race are not for this one
         if self.kick_choice is not None and (m.phase != "lobby" or m.holding or not m.is_host()):
             self.kick_choice = None  # "remove whom?" is a lobby's question: not asked past it
         reconnecting = (

@@ -35,6 +35,20 @@ class Keys:
     """A move is on its way to the server: the next waits for its answer."""
     confirm_resign: bool = False
     confirm_redeal: bool = False
+    race: str | None = None
+    """The race the pick and the confirmations belong to (:meth:`follow`)."""
+
+    def follow(self) -> bool:
+        """Drop a pick or a half-confirmed resign or redeal left from another race (a pile key,
+        ``x`` or ``r`` pressed as the time ran out acted in the next race: a move never chosen,
+        a resignation or a redeal on one key, and a pile 12 picked on Spider's ten crashed the
+        client); True if the race changed."""
+        if self.race == self.model.race_id:
+            return False
+        self.race = self.model.race_id
+        self.source, self.count = None, 0
+        self.confirm_resign = self.confirm_redeal = False
+        return True
 
     def piles(self) -> int:
         return len(self.model.state.piles) if self.model.state else 0
@@ -56,6 +70,7 @@ class Keys:
 
     def press(self, key: str) -> Move | None:
         """The move a key asks for, checked against the rules (None: nothing to send yet)."""
+        self.follow()
         state = self.model.state
         if state is None or self.model.phase != "racing" or self.model.role != "player":
             return None

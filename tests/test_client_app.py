@@ -66,6 +66,24 @@ def test_a_move_is_never_sent_twice() -> None:
     assert keys.press("d") is not None
 
 
+def test_nothing_picked_or_half_confirmed_carries_into_the_next_race() -> None:
+    """A pile, an x or an r pressed as a race's time ran out acted in the next: pile 12 picked
+    in St. Helena crashed the client at the next Spider race's up arrow (IndexError), one x
+    resigned, one r redealt, and a pile key made a move never chosen (a trial)."""
+    model = model_with("st-helena", 3)
+    model.race_id = "r1"
+    keys = Keys(model)
+    assert keys.press("=") is None and keys.source == 11
+    model.race_id, model.state = "r2", new_game(GameConfig("spider", {"suits": 1}), 1)
+    assert keys.press("up") is None and keys.source is None  # (crashed)
+    for key, word in (("x", "Resign?"), ("r", "Redeal?")):
+        model.race_id, model.state = f"{key}1", new_game(GameConfig("st-helena", {}), 3)
+        assert keys.press(key) is None and word in model.status
+        model.race_id = f"{key}2"
+        assert keys.press(key) is None  # asks again: the first press was another race's
+        assert word in model.status
+
+
 def test_resign_needs_two_presses() -> None:
     model = model_with("st-helena", 3)
     keys = Keys(model)
