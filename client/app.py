@@ -666,7 +666,7 @@ class RaceApp(App[None]):
             return
         move = self.keys.press(key)
         if move is not None:
-            self.run_worker(self.send_move(move), group="move")
+            self.dispatch(move)
 
     def board_click(self, x: int, y: int) -> None:
         """A click on the board: pick a run from a card, drop on a pile or foundation, deal."""
@@ -693,7 +693,7 @@ class RaceApp(App[None]):
             else:
                 move = keys.press(PILE_KEYS[pile])
         if move is not None:
-            self.run_worker(self.send_move(move), group="move")
+            self.dispatch(move)
         self.refresh_view()
 
     def maybe_home(self) -> None:
@@ -703,7 +703,11 @@ class RaceApp(App[None]):
         move = auto_home(state)
         if move is not None:
             self.keys.pending = True
-            self.run_worker(self.send_move(move, by_itself=True), group="move")
+            self.dispatch(move, by_itself=True)
+
+    def dispatch(self, move: Move, by_itself: bool = False) -> None:
+        """Make ``move`` (checked by the keys, which now wait for it): sent to the server."""
+        self.run_worker(self.send_move(move, by_itself), group="move")
 
     async def send_move(self, move: Move, by_itself: bool = False) -> None:
         """Send ``move`` (``by_itself``: a complete suit sent home by auto-home) and, once it is

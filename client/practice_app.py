@@ -229,7 +229,7 @@ class PracticeApp(RaceApp):
         else:
             move = self.keys.press(key)
             if move is not None:
-                self.run_worker(self.send_move(move), group="move")
+                self.dispatch(move)
         self.refresh_view()
 
     def ask_hint(self) -> None:
@@ -288,7 +288,10 @@ class PracticeApp(RaceApp):
             m.status = "No move left: u undoes (as far back as you like), x x resigns."
         return True
 
-    async def send_move(self, move: Move, by_itself: bool = False) -> None:
+    def dispatch(self, move: Move, by_itself: bool = False) -> None:
+        """Made at once: there is no server to wait for (made in a worker, the keys typed
+        before it ran were dropped as "waiting for the server", and a target key lost left its
+        pile picked, pairing the next keys into moves never typed: from a trial)."""
         try:
             self.play(move)
         finally:
@@ -296,3 +299,6 @@ class PracticeApp(RaceApp):
         if move.kind != Kind.FOUNDATION or move.count != 13:
             self.maybe_home()
         self.refresh_view()
+
+    async def send_move(self, move: Move, by_itself: bool = False) -> None:
+        self.dispatch(move, by_itself)

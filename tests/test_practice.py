@@ -289,6 +289,27 @@ async def test_keys_typed_fast_close_the_help_once() -> None:
         await wait_until(pilot, lambda: "Pile 3" in app.model.status)
 
 
+async def test_keys_typed_in_one_burst_all_count_in_practice() -> None:
+    """Keys arriving together (over ssh): the move was made in a worker, the keys before it
+    ran were dropped ("waiting for the server" in practice), and a target key lost left its
+    pile picked, pairing the next keys into a move never typed (a trial)."""
+    from textual import events
+
+    app = PracticeApp(GameConfig("st-helena", {"build": "any"}), 12)
+    async with app.run_test(size=(100, 36)) as pilot:
+        state = app.practice.state.copy()
+        typed: list[str] = []
+        for _ in range(4):
+            move = next(m for m in state.legal_moves() if m.kind in (Kind.TABLEAU, Kind.FOUNDATION))
+            typed += keys_for(move, state).split()
+            state.apply(move)
+        for key in typed:  # one after another, nothing else running in between
+            await app.on_key(events.Key(key, key))
+        await pilot.pause()
+        assert app.practice.state.moves == 4 and app.practice.state.board() == state.board()
+        assert "Waiting for the server" not in app.model.status
+
+
 def test_practice_footers_fit_80_columns() -> None:
     """Every game's practice footer whole at 80 columns (St. Helena's was 79: '? he…')."""
     from rich.cells import cell_len
