@@ -756,7 +756,10 @@ class RaceApp(App[None]):
         me = model.me_member()
         if key == "r":
             # in the countdown: not ready after all, which stops it
-            await session.ready(model.phase == "lobby" and not (me and me.ready))
+            ready = model.phase == "lobby" and not (me and me.ready)
+            if not ready and model.status.startswith("you are ready"):
+                model.status = ""  # (the host's start said so: no longer true)
+            await session.ready(ready)
             return
         if not model.is_host():
             return
@@ -794,6 +797,19 @@ class RaceApp(App[None]):
         sent, at = self._sent_settings
         pending = sent is not None and time.monotonic() - at < 3 and not _taken(model.room, sent)
         new = host_settings(model.room, key, self.kept_options, sent if pending else None)
+        number = self.plan.settings.deal_number if self.plan.settings is not None else None
+        room = model.room.settings
+        if (
+            isinstance(new, Settings)
+            and number is not None
+            and room.fixed_deal
+            and new.game == room.game
+            and not new.winnable
+        ):
+            # the deal this host fixed on the command line stays through the lobby's other
+            # changes (the time, the mode, an option: any key dropped it for a random deal);
+            # another game, or a certified deal, drops it, and the status line says so
+            new = new.model_copy(update={"deal_number": number})
         if isinstance(new, str):
             model.status = new
         elif new is not None:

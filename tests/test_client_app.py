@@ -105,6 +105,46 @@ def text_of(app: RaceApp, selector: str) -> str:
     return str(app.query_one(selector, Static).render())
 
 
+async def test_a_deal_fixed_on_the_command_line_stays_through_the_lobbys_changes() -> None:
+    """``host st-helena --deal 5``, then t for a time limit: the room said "random deal" (any
+    host key dropped the fixed deal).  It stays now; another game drops it (a trial)."""
+    async with running_server() as server:
+        settings = Settings(game="st-helena", deal_number=5)
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=settings))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            room = server.hub.rooms[app.model.room.code]  # type: ignore[union-attr]
+            for key, changed in (("t", "time_limit"), ("u", "undo"), ("o", "options")):
+                before = getattr(room.settings, changed)
+                await pilot.press(key)
+                await wait_until(pilot, lambda: getattr(room.settings, changed) != before)  # noqa: B023
+                assert room.settings.deal_number == 5, key
+                assert app.model.room is not None and app.model.room.settings.fixed_deal
+            await pilot.press("g")
+            await wait_until(pilot, lambda: room.settings.game != "st-helena")
+            assert room.settings.deal_number is None
+            assert "random deal" in app.model.status
+
+
+async def test_not_ready_after_start_drops_the_start_said_ready() -> None:
+    """The host's s said "you are ready: waiting for Bob"; r made them not ready, and the
+    status line went on saying they were (a trial)."""
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=Settings()))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            bob = Connection(server.url)
+            await bob.open()
+            await bob.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))  # type: ignore[union-attr]
+            await wait_until(pilot, lambda: len(app.model.room.members) == 2)  # type: ignore[union-attr]
+            await pilot.press("s")
+            await wait_until(pilot, lambda: "you are ready: waiting for Bob" in app.model.status)
+            await pilot.press("r")
+            await wait_until(pilot, lambda: not app.model.me_member().ready)  # type: ignore[union-attr]
+            assert "you are ready" not in app.model.status
+            await bob.close()
+
+
 async def test_race_in_the_app_against_a_real_server() -> None:
     async with running_server() as server:
         app = RaceApp(
