@@ -411,7 +411,10 @@ def _results_tail(model: RaceModel, join_hint: str | None) -> Text:
                 par += f"; the best winner took {plural(best, 'move')}"
             t.append(par + ".\n", style="bold")
         where = "xpat2" if reveal.numbering == "xpat2" else "PySolFC"
-        t.append(f"Replay it in {where} as game #{reveal.number}.\n", style=DIM)
+        differs = ""
+        if reveal.game != SPIDER and reveal.options.get("build", "suit") == "suit":
+            differs = " (the same deal; PySolFC builds in any suit)"
+        t.append(f"Replay it in {where} as game #{reveal.number}{differs}.\n", style=DIM)
     race_id = last.race_id if last is not None else model.race_id
     if race_id:
         at = last.record_at if last is not None else None

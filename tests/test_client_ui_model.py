@@ -841,6 +841,14 @@ def test_results_of_a_certified_deal_show_its_par() -> None:
     model.last.reveal = reveal.model_copy(update={"numbering": "xpat2", "solution": None})  # type: ignore[union-attr]
     text = screens.results(model, 78).plain
     assert "Replay it in xpat2 as game #7." in text and "PySolFC" not in text
+    # St. Helena with build by suit (the default) is not PySolFC's rules (any suit): said
+    for build, said in (("suit", True), ("any", False)):
+        st_helena = reveal.model_copy(
+            update={"game": "st-helena", "options": {"build": build, "spaces": "none"}}
+        )
+        model.last.reveal = st_helena  # type: ignore[union-attr]
+        text = " ".join(screens.results(model, 78).plain.split())
+        assert ("PySolFC builds in any suit" in text) == said, build
 
 
 def test_race_over_names_a_winner_only_when_someone_won() -> None:
