@@ -483,6 +483,13 @@ class RaceModel:
         if not self.holding or room is None or self.phase == "kicked":
             return None
         if room.state == "lobby":
+            me = self.me_member()
+            others = [
+                m for m in room.members if m.role == "player" and m.id != self.you and m.connected
+            ]
+            if me is not None and me.role == "player" and others and all(m.ready for m in others):
+                # the next race waits on this player alone (nothing said so: club-night trial)
+                return "back in the lobby, everyone else ready: press n to start the next race"
             return "back in the lobby: press n"
         if room.state in ("countdown", "racing"):
             me = self.me_member()

@@ -224,6 +224,11 @@ def lobby(
                 f"Starting in {model.countdown_left_ms(now) / 1000:.1f} s\n", style="bold yellow"
             )
     elif model.role == "player":
+        me = model.me_member()
+        others = [m for m in players if m.id != model.you and m.connected]
+        if me is not None and not me.ready and others and all(m.ready for m in others):
+            # (the race waited on them, and nothing on their screen said so: club-night trial)
+            t.append("Everyone else is ready: press r to start the race.\n", style="bold yellow")
         t.append("r: ready / not ready", style="bold")
         if model.is_host():
             t.append("   s: ready and start\n")

@@ -393,7 +393,17 @@ def test_results_stay_when_the_room_moves_on() -> None:
     model.apply(RoomUpdate(room=lobby))
     assert model.holding and model.phase == "lobby"
     assert "back in the lobby: press n" in screens.results(model).plain
+    assert "everyone else ready" not in screens.results(model).plain  # Cy is not
     assert "Results" in screens.results(model).plain
+    # the next race waits on this player alone: said (club-night trial)
+    ready = room([member(1, "Ann"), member(2, "Bob", ready=True), member(3, "Cy", ready=True)])
+    model.apply(RoomUpdate(room=ready))
+    assert "everyone else ready: press n to start the next race" in screens.results(model).plain
+    model.leave_results()
+    lobby_text = " ".join(screens.lobby(model).plain.split())
+    assert "Everyone else is ready: press r to start the race." in lobby_text
+    model.holding = True
+    model.apply(RoomUpdate(room=lobby))
     model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64))
     model.apply(RoomUpdate(room=lobby.model_copy(update={"state": "countdown"})))
     assert model.holding
