@@ -5,6 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from protocol.config import SPIDER
+from protocol.names import without_presentation
 from protocol.view import BoardView
 
 HIDDEN = "##"
@@ -55,9 +56,14 @@ def safe(text: str) -> str:
     escaped as ``\\x1b`` / ``\\u202e`` instead of being sent to the terminal.
 
     The result is still *plain text*: draw it in a ``rich.text.Text`` (never as markup), so that
-    ``[/]`` or ``[@click=app.quit]`` stay the characters they are."""
+    ``[/]`` or ``[@click=app.quit]`` stay the characters they are.
+
+    What only shapes an emoji (a variation selector, a skin tone, the joiner between two
+    pictures: :func:`protocol.names.without_presentation`, the same name to the server) is left
+    out: terminals disagree on how wide the shaped pictures are, and a row counted two cells
+    short lost its score off the edge (``👍🏽``); the joiner showed as ``\u200d``."""
     out = []
-    for ch in text:
+    for ch in without_presentation(text):
         cat = unicodedata.category(ch)
         if cat in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp") and ch != " ":
             code = ord(ch)

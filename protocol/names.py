@@ -93,7 +93,7 @@ JOINER = "\u200d"
 """The zero-width joiner of emoji sequences (``👨‍👩‍👧``, ``🏳️‍🌈``): taken between two pictures."""
 
 
-def _without_presentation(name: str) -> str:
+def without_presentation(name: str) -> str:
     """``name`` less what only shapes the picture before it: the variation selectors and skin
     tones right after a picture (a symbol), and the joiners between two pictures."""
     out: list[str] = []
@@ -115,7 +115,7 @@ def normalize(name: str) -> str:
         raise BadName("a name needs at least one visible character")
     if len(full) > MAX_NAME:
         raise BadName(f"a name has at most {MAX_NAME} characters")
-    name = _without_presentation(full)  # what is checked; the selectors stay in the name
+    name = without_presentation(full)  # what is checked; the selectors stay in the name
     for ch in name:
         if unicodedata.category(ch) in _BAD_CATEGORIES or _is_blank(ch) or ch in "\t\n\r":
             raise BadName(

@@ -1368,3 +1368,16 @@ def test_a_rematch_whose_answer_was_lost_goes_on_with_the_room_in_its_lobby_or_c
     )  # fmt: skip
     model.apply(snap)
     assert model.holding
+
+
+def test_emoji_are_drawn_without_what_only_shapes_them() -> None:
+    """A name with a joined emoji showed "Zoe 🏳️\\u200d🌈" on every screen, and one with a skin
+    tone lost its score off the row's end (terminals disagree on shaped emoji widths: club-night
+    trial).  Drawn as the server compares names: the pictures alone."""
+    assert safe("Zoe 🏳️\u200d🌈") == "Zoe 🏳🌈"
+    assert safe("😀 Joy 👍🏽") == "😀 Joy 👍"
+    assert safe("An\u200dn") == "An\\u200dn"  # a joiner not between pictures is shown
+    row = render.opponents(
+        RaceModel(name="me", progress=[progress(2, "😀 Joy 👍🏽")], phase="racing"), 30, 20
+    )
+    assert all(cell_len(line) <= 30 for line in row.plain.splitlines())
