@@ -144,7 +144,11 @@ def test_room_changes_say_who_came_and_went() -> None:
     model.room = back
     model.apply(RoomUpdate(room=room([member(2, "Bob", host=True), member(3, "Cy")])), 0.0)
     assert model.status.startswith("Ann left: you are the host now") and "Cy joined" in model.status
-    assert not any("host now" in m for m in room_changes(back, handed, you=3))
+    # everyone else is told who the host is now (only the new host was: club-night trial)
+    assert room_changes(back, handed, you=3)[0] == "Ann left: Bob is the host now"
+    hosting = room([member(1, "Ann", host=True), member(2, "Bob"), member(3, "Cy")])
+    kept = room([member(1, "Ann", host=False), member(2, "Bob", host=True), member(3, "Cy")])
+    assert room_changes(hosting, kept, you=3) == ["Bob is the host now"]
     # on the results screen s goes to the lobby first: said so (it said "s starts the race")
     on_results = room([member(2, "Bob", host=True)], state="results")
     said = room_changes(back, on_results, you=2)
