@@ -581,12 +581,12 @@ def room_changes(
             out.insert(0, f"You are the host now: {keys}")
     elif host != was_host and host is not None and host in after and was_host is not None:
         # everyone else learns it too: who runs the room now (only the new host was told)
-        new_host = safe(after[host].name)
+        host_name = safe(after[host].name)
         if was_host not in after:
             told.add(was_host)
-            out.insert(0, f"{_gone(before[was_host])}: {new_host} is the host now")
+            out.insert(0, f"{_gone(before[was_host])}: {host_name} is the host now")
         else:
-            out.insert(0, f"{new_host} is the host now")
+            out.insert(0, f"{host_name} is the host now")
     for mid, m in before.items():
         if mid not in after and mid != you and mid not in told:
             out.append(f"You removed {safe(m.name)} from the room" if mid in removed else _gone(m))

@@ -89,6 +89,13 @@ def join_command(code: str, url: str, embedded: bool = False) -> str:
     return f"{program()} join {shown}"
 
 
+def seat_gone(why: str, role: str) -> str:
+    """What a player back to a seat that is gone is told (``why``: the server's refusal)."""
+    if "removed you" in why:
+        return f"The host removed you from this room: you joined again as a new {role}."
+    return f"Your old seat was released: you joined again as a new {role}."
+
+
 class SeatInUse(Exception):
     """The saved seat asked for is held by another running client of this account."""
 
@@ -166,7 +173,7 @@ class Session:
                     f"the seat of {name!r} in this room is in use in another terminal: "
                     "join with another name (--name), or leave it there first"
                 )
-        released = False
+        released: str | bool = False
         if seat is not None:
             try:
                 resume = Resume(seq=0, code=room_key(code), token=seat["token"])
@@ -182,7 +189,7 @@ class Session:
                 if exc.code not in ("bad_token", "room_not_found"):
                     raise
                 forget_seat(self.url, code, name)
-                released = exc.code == "bad_token"
+                released = exc.message if exc.code == "bad_token" else False
             except BaseException:
                 if claim is not None:
                     claim.release()
@@ -229,9 +236,7 @@ class Session:
                 else "You get a seat in the next race if one is free; until then you watch this one."
             )
         if released:
-            self.model.status = (
-                f"Your old seat was released: you joined again as a new {joined.role}."
-            )
+            self.model.status = seat_gone(str(released), joined.role)
         return joined
 
     def _joined(self, joined: Joined, name: str) -> None:
@@ -439,7 +444,7 @@ class Session:
             assert self.code is not None and self.model.token is not None
             snap = await self._request(Resume(seq=0, code=self.code, token=self.model.token))
         except ServerError as exc:
-            if exc.code == "bad_token" and await self._join_again():
+            if exc.code == "bad_token" and await self._join_again(exc.message):
                 return True
             if exc.code in TRANSIENT:
                 # the server is busy or stopping, or this address is over a budget (a club
@@ -484,8 +489,9 @@ class Session:
         self.on_change()
         return True
 
-    async def _join_again(self) -> bool:
-        """The seat is gone (the results are over): join the room again as a new member."""
+    async def _join_again(self, why: str = "") -> bool:
+        """The seat is gone (the results are over, or the host removed it: ``why``, the
+        server's word): join the room again as a new member."""
         assert self.code is not None
         if self.remember:
             forget_seat(self.url, self.code, self.model.name)
@@ -498,7 +504,7 @@ class Session:
         assert isinstance(joined, Joined)
         self.connected = True
         self._joined(joined, self.model.name)
-        self.model.status = f"Your old seat was released: you joined again as a new {joined.role}."
+        self.model.status = seat_gone(why, joined.role)
         self.on_change()
         return True
 

@@ -77,6 +77,7 @@ from .pool import DealPool
 from .rooms import (
     CODE_ALPHABET,
     CODE_LENGTH,
+    MAX_KEPT_OUT,
     MAX_SPECTATORS,
     MemberState,
     Room,
@@ -551,6 +552,10 @@ class Hub(Upkeep):
         try:
             room = self._room(cmd.code)
             member = room.holder(cmd.token)
+            if member is None and room.was_kicked(cmd.token, now):
+                raise CommandError(
+                    "bad_token", f"the host removed you from room {display_code(room.code)}"
+                )
             if member is None:
                 raise CommandError("bad_token", "that token holds no seat in this room")
         except CommandError:
@@ -726,6 +731,11 @@ class Hub(Upkeep):
                     # as fast as they were removed); not the host's own machine's (bots, a
                     # friend at the same computer)
                     room.keep_out(tconn.peer, now + self.limits.kicked_out_s)
+        # a resume with its token says why it holds nothing (a player whose terminal was gone
+        # when removed was told on return only that their old seat was released)
+        room.kicked[target.token_hash] = now + self.limits.kicked_out_s
+        while len(room.kicked) > MAX_KEPT_OUT:
+            room.kicked.popitem(last=False)
         self._remove_member(room, target, "kicked", now, out)
 
     def _get_race(self, conn: Conn, cmd: GetRace, now: float, out: Outbox) -> None:

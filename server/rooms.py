@@ -129,6 +129,9 @@ class Room:
         self.removed: OrderedDict[str, float] = OrderedDict()
         """Addresses the host removed someone from, and until when they may not join again
         (at most :data:`MAX_KEPT_OUT`, the oldest forgotten first)."""
+        self.kicked: OrderedDict[str, float] = OrderedDict()
+        """The seats the host removed (their tokens' sha256), and until when a resume with one
+        is told so rather than that the seat is unknown (at most :data:`MAX_KEPT_OUT`)."""
         self.restored_at = 0.0
         """When the room was brought back after a restart (0: it was not)."""
         self.held_until = 0.0
@@ -203,6 +206,16 @@ class Room:
         self.removed.move_to_end(address)
         while len(self.removed) > MAX_KEPT_OUT:
             self.removed.popitem(last=False)
+
+    def was_kicked(self, token: str, now: float) -> bool:
+        """Whether ``token`` held a seat the host removed (lately: see :attr:`kicked`)."""
+        digest = token_hash(token)
+        for held, until in list(self.kicked.items()):
+            if now >= until:
+                del self.kicked[held]
+            elif secrets.compare_digest(held, digest):
+                return True
+        return False
 
     def kept_out(self, address: str, now: float) -> float | None:
         """Until when ``address`` may not join (None: it may)."""

@@ -550,3 +550,23 @@ async def test_joining_a_room_that_closed_since_says_so_not_check_the_code() -> 
             assert "check the code" in never.value.message
         finally:
             await back.close()
+
+
+async def test_a_player_removed_while_away_is_told_so_on_return() -> None:
+    """Gus was removed while his terminal was gone; back with a bare join he was told only
+    "your old seat was released" (club-night trial)."""
+    from protocol.messages import Kick
+
+    async with running_server() as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann"], Settings())
+        gus = await _session_as(server.url, "Gus", code)
+        gus_id = gus.model.you
+        await gus.close()  # away, his seat saved on disk
+        await conns[0].request(Kick(seq=0, id=gus_id))  # type: ignore[arg-type]
+        back = await _session_as(server.url, "Gus", code)
+        try:
+            assert back.model.status.startswith("The host removed you from this room")
+            assert back.model.you != gus_id
+        finally:
+            await back.close()
+            await close_all(conns)
