@@ -485,7 +485,9 @@ class Session:
             return False
         assert isinstance(snap, Snapshot)
         self.connected = True
-        self._resumed(snap, "Reconnected: your seat is back.")
+        # (a watcher has no seat: it said "your seat is back" to one: club-night trial)
+        back = "you are watching again" if snap.role == "spectator" else "your seat is back"
+        self._resumed(snap, f"Reconnected: {back}.")
         self.on_change()
         return True
 

@@ -570,3 +570,26 @@ async def test_a_player_removed_while_away_is_told_so_on_return() -> None:
         finally:
             await back.close()
             await close_all(conns)
+
+
+async def test_a_watcher_back_after_a_drop_is_not_told_their_seat_is_back() -> None:
+    """A watcher has no seat: "Reconnected: your seat is back." (club-night trial)."""
+    async with running_server() as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann"], Settings())
+        wes = Session(server.url, RaceModel(name="Wes"))
+        wes.remember = False
+        try:
+            await wes.connect()
+            await wes.join(code, "Wes", spectate=True)
+            wes.start_events()
+            cid = next(
+                c
+                for c, conn in server.hub.conns.items()
+                if conn.member and conn.member.name == "Wes"
+            )
+            await server.sockets[cid].close(1011, "test drop")
+            await eventually(lambda: wes.model.status.startswith("Reconnected"), timeout=10)
+            assert wes.model.status.startswith("Reconnected: you are watching again.")
+        finally:
+            await wes.close()
+            await close_all(conns)
