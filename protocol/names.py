@@ -137,7 +137,8 @@ def normalize(name: str) -> str:
         raise BadName("a name needs at least one letter or digit")
     if any(_marks_a_role(ch) for ch in name):
         raise BadName(
-            "a name holds letters, digits, spaces, - _ . , ' ! ? # @ & and emoji: no brackets, "
+            "a name holds letters, digits, spaces, - _ . , ' ! ? # @ & : ; % / \" and emoji: "
+            "no brackets, "
             "stars or other symbols (the screens mark the host, bots and you with them)"
         )
     for word in name.split():
