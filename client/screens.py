@@ -43,6 +43,8 @@ def header(
         # way before the clock and the counters, cut with an ellipsis
         room_code, second, home = args if racing else (True, "aisleriot ", "auto-home")
         title = safe(model.room.settings.title if model.room else "Patience Race")
+        if model.holding and model.last is not None and model.last.title:
+            title = safe(model.last.title)
         title_w = max(8, cell_len(title) - (t.cell_len - width))
         t = _header(model, auto_home, now, room_code, reconnecting, second, home, title_w)
         if t.cell_len > width:  # and the counters, if even that is not enough: never mid-word
@@ -64,6 +66,8 @@ def _header(
     room = model.room
     t.append(" ")
     title = room.settings.title if room else "Patience Race"
+    if model.holding and model.last is not None and model.last.title:
+        title = model.last.title  # the results shown are that race's (the room may have moved on)
     t.append(clip(title, title_w) if title_w else safe(title), style="bold")
     if room is not None and room_code:
         t.append(f"  room {room.code[:4]}-{room.code[4:]} ", style="cyan")

@@ -1385,3 +1385,19 @@ def test_emoji_are_drawn_without_what_only_shapes_them() -> None:
         RaceModel(name="me", progress=[progress(2, "😀 Joy 👍🏽")], phase="racing"), 30, 20
     )
     assert all(cell_len(line) <= 30 for line in row.plain.splitlines())
+
+
+def test_the_header_over_results_kept_names_their_race_not_the_next_game() -> None:
+    """The host took the room to the lobby and changed the game: the header said Louis over
+    the St. Helena results still on screen (a trial)."""
+    model = results_model()
+    assert model.last is not None
+    model.last.title = "St. Helena"
+    lobby = room([member(1, "Ann"), member(2, "Bob")], game="louis")
+    lobby.settings.title = "Louis"
+    model.apply(RoomUpdate(room=lobby))
+    assert model.holding
+    top = screens.header(model, True, width=80).plain
+    assert "St. Helena" in top and "Louis" not in top
+    model.leave_results()
+    assert "Louis" in screens.header(model, True, width=80).plain
