@@ -364,8 +364,11 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
     bots = model.bots
     idle = {p.id for p in model.progress if p.status == "left" and p.connected}
     shown = list(standings)
+    scores = [s.score for s in standings if s.status != "won"]
+    ties = len(scores) != len(set(scores))
     if rows is not None:
-        fit_all = rows - 3 - (1 if spider else 0)  # the title and a blank line, heading, note
+        # the title and a blank line, heading, notes
+        fit_all = rows - 3 - (1 if spider else 0) - (1 if ties else 0)
         if len(shown) > fit_all:
             # a line for "... and N more": the places that fit then (two lines went spare, and
             # 8 players at 80x24 showed 6)
@@ -397,6 +400,9 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
         )
     if spider:
         t.append("score: xpat2's (0-1000); aisl.: aisleriot's (0-96)\n", style=DIM)
+    if ties:
+        # (two at 4 points, one placed above: nothing said why)
+        t.append("equal scores: the first to reach it places higher\n", style=DIM)
     return t
 
 

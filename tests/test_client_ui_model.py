@@ -1401,3 +1401,12 @@ def test_the_header_over_results_kept_names_their_race_not_the_next_game() -> No
     assert "St. Helena" in top and "Louis" not in top
     model.leave_results()
     assert "Louis" in screens.header(model, True, width=80).plain
+
+
+def test_results_say_how_equal_scores_are_placed() -> None:
+    model = results_model()
+    assert "equal scores" not in screens.results(model, 78).plain
+    assert model.last is not None
+    model.last.standings[2] = model.last.standings[2].model_copy(update={"score": 40})
+    text = screens.results(model, 78).plain
+    assert "equal scores: the first to reach it places higher" in text
