@@ -505,11 +505,16 @@ async def _race(seat: _Seat, board: BoardView) -> RaceOver | bool | None:
                 if seat.pacer.hurry:
                     log.info("%s: every person has finished: hurrying", seat.name)
         move = await thinking or RESIGN
-        if (seat.pacer.hurry and still >= HURRY_IDLE) or (alone and still >= PACED_IDLE):
+        timed = bool(seat.room.settings.time_limit)
+        if (seat.pacer.hurry and still >= HURRY_IDLE) or (alone and timed and still >= PACED_IDLE):
             # every person is done and the results wait on the bots: no card shown, deal or suit
             # home for this long is shuffling (it went on to the 1,500-move cap: a minute more;
             # with a time limit, at its pace, to the end of the time: ten minutes and more)
-            log.info("%s: nothing more to gain: resigning so that the results come", seat.name)
+            log.info(
+                "%s: nothing more to gain in %d moves: resigning so that the results come",
+                seat.name,
+                still,
+            )
             move = RESIGN
         await seat.pacer.take()
         if resyncs > MAX_RESYNCS:

@@ -47,8 +47,9 @@ and digest of the command it answered (None if not known)."""
 DOC_VERSION = 1
 
 
-def room_doc(room: Room) -> str:
-    """Everything ``room`` needs to go on, as JSON."""
+def room_doc(room: Room, awaiting: bool = False) -> str:
+    """Everything ``room`` needs to go on, as JSON (``awaiting``: everyone in its lobby is
+    ready and was told the countdown starts by itself once it can)."""
     race = room.race
     race_doc: dict[str, Any] | None = None
     if race is not None:
@@ -93,6 +94,7 @@ def room_doc(room: Room) -> str:
         ],
         "race": race_doc,
         "last_over": room.last_over.model_dump(mode="json") if room.last_over else None,
+        "awaiting": awaiting,
     }
     return json.dumps(doc, separators=(",", ":"))
 
@@ -232,11 +234,11 @@ class LiveRooms:
         self.clock_stopped = False
         """Set by :meth:`stop_clock`: the server is going down, ``alive_at`` stays put."""
 
-    def save(self, room: Room) -> None:
+    def save(self, room: Room, awaiting: bool = False) -> None:
         with self.store.writing():
             self.store.db.execute(
                 "INSERT OR REPLACE INTO live_rooms(code, doc) VALUES (?, ?)",
-                (room.code, room_doc(room)),
+                (room.code, room_doc(room, awaiting)),
             )
 
     def forget(self, code: str) -> None:

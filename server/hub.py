@@ -860,7 +860,7 @@ class Hub(Upkeep):
         """Write the room down (``server.durable``): every change members can see goes through
         :meth:`_room_update`, and the few they cannot (a seat dropped) call this."""
         if self.live is not None and room.code in self.rooms:
-            self.live.save(room)
+            self.live.save(room, room.code in self.awaiting_start)
 
     def _broadcast(self, room: Room, event: Event, out: Outbox, skip: int | None = None) -> None:
         for m in room.members.values():

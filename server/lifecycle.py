@@ -134,7 +134,7 @@ class RaceLifecycle:
         # ready and here (or only just gone): one ready long away would not race, and two of
         # them made a race of nobody, its deal published
         ready = [p for p in players if p.ready and self._races_now(p, now)]
-        restarting = now < room.restored_at + RESTART_HOLD_S
+        restarting = bool(room.restored_at) and now < room.restored_at + RESTART_HOLD_S
         waiting = [p for p in players if not p.ready and (p.conn is not None or restarting)]
         if len(ready) >= (1 if alone_ok else 2) and not waiting:
             self._countdown_or_wait(room, now, out)

@@ -96,10 +96,14 @@ class Upkeep(RaceLifecycle):
                     continue
                 if self._no_deal_yet(waiting) or self._race_wait(waiting, now):
                     continue
-                if now < waiting.restored_at + RESTART_HOLD_S and any(
-                    p.ready and p.conn is None for p in waiting.players()
+                if (
+                    waiting.restored_at
+                    and now < waiting.restored_at + RESTART_HOLD_S
+                    and any(p.conn is None for p in waiting.players())
                 ):
-                    continue  # back after a restart: its ready players first (a few seconds)
+                    # back after a restart: its players first (a few seconds; one who was
+                    # not ready and does not come back holds nobody after that)
+                    continue
                 self.awaiting_start.discard(code)
                 # (alone too: a player on their own who pressed start was waiting like the rest)
                 self._countdown_if_all_ready(waiting, now, out, alone_ok=True)
@@ -266,10 +270,10 @@ class Upkeep(RaceLifecycle):
                         member.seqs.put(seq, frames, kind)
                     member.seqs.highest = max(member.seqs.highest, seq)
             self.rooms[code] = room
-            players = room.players()
-            if room.state == "lobby" and len(players) >= 2 and all(p.ready for p in players):
+            if room.state == "lobby" and _awaiting(doc):
                 # everyone was ready, waiting for the race budget or a certified deal, and told
-                # the countdown would start by itself: so it does, once they are back
+                # the countdown would start by itself: so it does, once they are back (a lobby
+                # with a player not ready, there and then, waits for them as it did)
                 self.awaiting_start.add(code)
             if room.owner:
                 self.rooms_per_address[room.owner] = self.rooms_per_address.get(room.owner, 0) + 1
@@ -327,6 +331,14 @@ def _race_id_of(doc: str) -> str | None:
         return str(race["race_id"]) if race else None
     except (ValueError, AttributeError, KeyError, TypeError):
         return None
+
+
+def _awaiting(doc: str) -> bool:
+    """Whether a stored lobby was to start by itself (see :func:`server.durable.room_doc`)."""
+    try:
+        return json.loads(doc).get("awaiting") is True
+    except (ValueError, AttributeError):
+        return False
 
 
 def _private(doc: str) -> bool:

@@ -126,8 +126,10 @@ async def test_a_bot_that_only_shuffles_when_every_person_is_done_resigns(
 
     import client.bot
 
-    monkeypatch.setattr(client.bot, "HURRY_IDLE", 3 if not time_limit else 10_000)
-    monkeypatch.setattr(client.bot, "PACED_IDLE", 3 if time_limit else 10_000)
+    # (each limit where it applies, the other short: a race with no time limit used the
+    # timed race's limit too: a review)
+    monkeypatch.setattr(client.bot, "HURRY_IDLE", 3 if not time_limit else 1)
+    monkeypatch.setattr(client.bot, "PACED_IDLE", 3 if time_limit else 1)
     caplog.set_level(logging.INFO, logger="patience_race.bot")
     async with running_server(fast_limits(countdown_ms=50)) as server:
         ann = Connection(server.url)
@@ -147,7 +149,7 @@ async def test_a_bot_that_only_shuffles_when_every_person_is_done_resigns(
             over = await ann.wait_for(RaceOver, timeout=60)
             standing = next(s for s in over.standings if s.name == "Bot")
             assert standing.status == "resigned" and standing.moves < 1500
-            assert "nothing more to gain" in caplog.text
+            assert "nothing more to gain in 3 moves" in caplog.text  # its own limit
         finally:
             bot.cancel()
             await asyncio.gather(bot, return_exceptions=True)

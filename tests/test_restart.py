@@ -447,6 +447,43 @@ async def test_a_lobby_waiting_on_a_player_still_waits_after_a_restart(tmp_path:
             await close_all(back)
 
 
+async def test_a_lobby_to_start_by_itself_starts_after_a_restart_without_one_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ann and Bob ready, Cy away and not ready (she holds nobody back), the race budget
+    spent: "the countdown starts by itself".  After a restart it did not any more (a review
+    of the fix above): it starts once the restart's hold is over."""
+    import server.lifecycle
+    import server.upkeep
+
+    monkeypatch.setattr(server.lifecycle, "RESTART_HOLD_S", 0.5)
+    monkeypatch.setattr(server.upkeep, "RESTART_HOLD_S", 0.5)
+    db = tmp_path / "races.sqlite3"
+    async with running_server(fast_limits(race_rate=0.001, race_burst=1), Store(db)) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob", "Cy"], Settings())
+        await start_race(conns)
+        for c in conns:
+            await move(c, "resign")
+        await conns[0].wait_for(RaceOver)
+        await conns[2].close()  # Cy goes
+        await conns[1].request(Rematch(seq=0))
+        await conns[0].request(Start(seq=0))  # to the lobby, Bob ready
+        await conns[0].request(Start(seq=0))  # Ann ready too: over the budget, it waits
+        assert server.hub.rooms[code].state == "lobby" and code in server.hub.awaiting_start
+        await close_all(conns[:2])
+
+    async with server_on(db) as again:
+        assert code in again.hub.awaiting_start
+        back = [Connection(again.url) for _ in joined[:2]]
+        try:
+            for conn, j in zip(back, joined[:2], strict=True):
+                await conn.open()
+                await conn.request(Resume(seq=0, code=code, token=j.token))
+            await eventually(lambda: again.hub.rooms[code].state in ("countdown", "racing"))
+        finally:
+            await close_all(back)
+
+
 async def test_lobby_and_results_come_back_too(tmp_path: Path) -> None:
     db = tmp_path / "races.sqlite3"
     async with server_on(db) as server:
