@@ -204,6 +204,8 @@ class PracticeApp(RaceApp):
                 self.new_armed = False
                 p.new_game()
                 self.keys.source, self.keys.count = None, 0
+                # (an x or r half-pressed on the old deal resigned or redealt the new one)
+                self.keys.confirm_resign = self.keys.confirm_redeal = False
                 self._sync()
                 m.status = f"A new deal: {p.config.title} #{p.number}."
             else:

@@ -40,15 +40,30 @@ def save_race(record: RaceRecord, directory: Path | None = None) -> Path:
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
-    kept = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime)
-    for old in kept[:-KEEP]:
-        with contextlib.suppress(OSError):
-            old.unlink()
+    with contextlib.suppress(OSError):  # (best effort: another play may trim at once)
+        aged = []
+        for kept in directory.glob("*.json"):
+            with contextlib.suppress(OSError):
+                aged.append((kept.stat().st_mtime, kept))
+        for _, old in sorted(aged)[:-KEEP]:
+            with contextlib.suppress(OSError):
+                old.unlink()
     return path
 
 
 def record_url(server: str, race_id: str) -> str:
-    """Where the server at ``server`` (its ws:// or wss:// URL) publishes a finished race."""
+    """Where the server at ``server`` (its ws:// or wss:// URL) publishes a finished race: on
+    its host and port, under its path (a server behind a proxy at ``/play/``), never with the
+    credentials a URL may hold (the screen shows it)."""
     parts = urlsplit(server)
     scheme = "https" if parts.scheme == "wss" else "http"
-    return f"{scheme}://{parts.netloc}/races/{race_id}"
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is not None:
+        host = f"{host}:{port}"
+    return f"{scheme}://{host}{parts.path.rstrip('/')}/races/{race_id}"

@@ -27,6 +27,7 @@ from protocol.messages import (
     GetRace,
     Joined,
     JoinRoom,
+    Kicked,
     Leave,
     MoveCmd,
     Notice,
@@ -89,13 +90,6 @@ def join_command(code: str, url: str, embedded: bool = False) -> str:
     return f"{program()} join {shown}"
 
 
-def seat_gone(why: str, role: str) -> str:
-    """What a player back to a seat that is gone is told (``why``: the server's refusal)."""
-    if "removed you" in why:
-        return f"The host removed you from this room: you joined again as a new {role}."
-    return f"Your old seat was released: you joined again as a new {role}."
-
-
 class SeatInUse(Exception):
     """The saved seat asked for is held by another running client of this account."""
 
@@ -149,6 +143,7 @@ class Session:
         joined = await self._request(CreateRoom(seq=0, name=name, settings=settings))
         assert isinstance(joined, Joined)
         self._joined(joined, name)
+        self._say_seat_problem()
         return joined
 
     async def join(self, code: str, name: str, spectate: bool = False) -> Event:
@@ -173,7 +168,7 @@ class Session:
                     f"the seat of {name!r} in this room is in use in another terminal: "
                     "join with another name (--name), or leave it there first"
                 )
-        released: str | bool = False
+        released = False
         if seat is not None:
             try:
                 resume = Resume(seq=0, code=room_key(code), token=seat["token"])
@@ -189,7 +184,9 @@ class Session:
                 if exc.code not in ("bad_token", "room_not_found"):
                     raise
                 forget_seat(self.url, code, name)
-                released = exc.message if exc.code == "bad_token" else False
+                if "removed you" in exc.message:
+                    raise  # the host removed this seat: not joined again behind their back
+                released = exc.code == "bad_token"
             except BaseException:
                 if claim is not None:
                     claim.release()
@@ -236,8 +233,17 @@ class Session:
                 else "You get a seat in the next race if one is free; until then you watch this one."
             )
         if released:
-            self.model.status = seat_gone(str(released), joined.role)
+            self.model.status = (
+                f"Your old seat was released: you joined again as a new {joined.role}."
+            )
+        self._say_seat_problem()
         return joined
+
+    def _say_seat_problem(self) -> None:
+        """Add to the status line that the seat could not be saved, if it could not."""
+        if self.seat_problem:
+            said = f"Your seat could not be saved: {self.seat_problem}."
+            self.model.status = f"{self.model.status} {said}" if self.model.status else said
 
     def _joined(self, joined: Joined, name: str) -> None:
         self.join_seq = joined.seq  # a room racing sends its snapshot after, with this seq
@@ -251,7 +257,8 @@ class Session:
                 save_seat(self.url, joined.room.code, joined.token, name)
             except SeatsError as exc:
                 self.seat_problem = str(exc)
-                self.model.status = f"Your seat could not be saved: {exc}."
+            else:
+                self.seat_problem = None  # (saved after all: quitting loses nothing)
             self._hold(name)
 
     def _hold(self, name: str) -> None:
@@ -444,7 +451,16 @@ class Session:
             assert self.code is not None and self.model.token is not None
             snap = await self._request(Resume(seq=0, code=self.code, token=self.model.token))
         except ServerError as exc:
-            if exc.code == "bad_token" and await self._join_again(exc.message):
+            if exc.code == "bad_token" and "removed you" in exc.message:
+                # removed by the host while away: not back in behind their back
+                if self.remember and self.code is not None:
+                    forget_seat(self.url, self.code, self.model.name)
+                self._release(forget=True)
+                self.model.apply(Kicked(message=exc.message))
+                self.stopped = True
+                self.on_change()
+                return True
+            if exc.code == "bad_token" and await self._join_again():
                 return True
             if exc.code in TRANSIENT:
                 # the server is busy or stopping, or this address is over a budget (a club
@@ -491,9 +507,8 @@ class Session:
         self.on_change()
         return True
 
-    async def _join_again(self, why: str = "") -> bool:
-        """The seat is gone (the results are over, or the host removed it: ``why``, the
-        server's word): join the room again as a new member."""
+    async def _join_again(self) -> bool:
+        """The seat is gone (the results are over): join the room again as a new member."""
         assert self.code is not None
         if self.remember:
             forget_seat(self.url, self.code, self.model.name)
@@ -506,7 +521,7 @@ class Session:
         assert isinstance(joined, Joined)
         self.connected = True
         self._joined(joined, self.model.name)
-        self.model.status = seat_gone(why, joined.role)
+        self.model.status = f"Your old seat was released: you joined again as a new {joined.role}."
         self.on_change()
         return True
 

@@ -726,11 +726,11 @@ class Hub(Upkeep):
             tconn = self.conns.get(target.conn)
             if tconn is not None:
                 self._unbind(tconn)
-                if tconn.peer and tconn.peer != conn.peer:
-                    # their address may not join this room again for a while (they rejoined
-                    # as fast as they were removed); not the host's own machine's (bots, a
-                    # friend at the same computer)
-                    room.keep_out(tconn.peer, now + self.limits.kicked_out_s)
+        if target.peer and target.peer != conn.peer:
+            # their address may not join this room again for a while (they rejoined as fast
+            # as they were removed; or, removed while away, on their return); not the host's
+            # own machine's (bots, a friend at the same computer)
+            room.keep_out(target.peer, now + self.limits.kicked_out_s)
         # a resume with its token says why it holds nothing (a player whose terminal was gone
         # when removed was told on return only that their old seat was released)
         room.kicked[target.token_hash] = now + self.limits.kicked_out_s
@@ -802,6 +802,7 @@ class Hub(Upkeep):
         conn.room = room
         conn.member = member
         member.conn = conn.id
+        member.peer = conn.peer
 
     def _close_room(self, room: Room, now: float, out: Outbox, why: str = "") -> None:
         if room.race is not None and room.state == "racing":

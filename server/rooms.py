@@ -105,6 +105,9 @@ class MemberState:
     """After the results: this player asked for a rematch."""
     wants_seat: bool = False
     """Joined to play while a race was on: seated in the next race if a seat is free."""
+    peer: str = ""
+    """The address of the member's last connection (kept while away: removed then, it is kept
+    out all the same)."""
 
 
 class Room:

@@ -912,7 +912,18 @@ def test_someone_removed_by_the_host_cannot_rejoin_at_once() -> None:
     assert isinstance(h.cmd(friend, JoinRoom(seq=0, code=code, name="Bob")), Joined)
     # and the stranger after the while
     h.tick(61.0)
-    assert isinstance(h.cmd(mal, JoinRoom(seq=0, code=code, name="Mal")), Joined)
+    mal_j = h.cmd(mal, JoinRoom(seq=0, code=code, name="Mal"))
+    assert isinstance(mal_j, Joined)
+    # removed while away: kept out all the same, and its seat's token says why (it was let
+    # straight back in: a review)
+    h.hub.disconnect(mal, h.now)
+    assert isinstance(h.cmd(ann, Kick(seq=0, id=mal_j.you)), Ack)
+    back = connect("198.51.100.7")
+    refused = h.cmd(back, Resume(seq=0, code=code, token=mal_j.token))
+    assert isinstance(refused, Error) and refused.code == "bad_token"
+    assert refused.message.startswith("the host removed you from room")
+    again = h.cmd(back, JoinRoom(seq=0, code=code, name="Mal"))
+    assert isinstance(again, Error) and again.code == "rate_limited"
 
 
 def test_joining_rooms_has_a_budget_per_address() -> None:

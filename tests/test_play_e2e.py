@@ -357,6 +357,11 @@ def test_quitting_a_race_prints_the_way_back_on_lines_of_its_own(tmp_path: Path)
 def test_a_races_record_is_where_its_server_publishes_it() -> None:
     assert record_url("ws://127.0.0.1:8765", "abc") == "http://127.0.0.1:8765/races/abc"
     assert record_url("wss://race.example.org/", "abc") == "https://race.example.org/races/abc"
+    # under its path, and never the URL's credentials on screen (a review)
+    assert record_url("wss://u:p@race.example.org/play/", "abc") == (
+        "https://race.example.org/play/races/abc"
+    )
+    assert record_url("ws://[::1]:8765", "abc") == "http://[::1]:8765/races/abc"
 
 
 def test_kept_records_are_written_whole_and_the_oldest_go(

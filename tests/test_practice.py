@@ -310,6 +310,14 @@ async def test_keys_typed_in_one_burst_all_count_in_practice() -> None:
         assert "Waiting for the server" not in app.model.status
 
 
+async def test_a_half_pressed_resign_does_not_carry_into_a_new_deal() -> None:
+    """x, then n n for a new deal, then x: the new deal was resigned on one key (a review)."""
+    app = PracticeApp(SPIDER1, 1)
+    async with app.run_test(size=(100, 36)) as pilot:
+        await pilot.press("x", "n", "n", "x")
+        assert not app.practice.state.resigned and "Resign?" in app.model.status
+
+
 def test_practice_footers_fit_80_columns() -> None:
     """Every game's practice footer whole at 80 columns (St. Helena's was 79: '? he…')."""
     from rich.cells import cell_len
