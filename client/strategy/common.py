@@ -163,6 +163,7 @@ def search(
     base = value(root)
     best_score: float = base
     best: list[Move] = []
+    ties = 0
     root_empties = sum(1 for p in root.piles if not p)
     fill_key: tuple[int, float] | None = None
     fill: list[Move] | None = None
@@ -201,6 +202,13 @@ def search(
             if score > best_score:
                 best_score = score
                 best = list(line)
+                ties = 1
+            elif score == best_score and best:
+                # a plan exactly as good: one of them at random (bots of one level played the
+                # very same moves, so that two of them were one opponent shown twice)
+                ties += 1
+                if rng.random() * ties < 1:
+                    best = list(line)
             if want_fill:
                 empties = sum(1 for p in child.piles if not p)
                 if empties < root_empties:
@@ -355,6 +363,7 @@ def best_single(
     """The move whose position is worth most (one move ahead, blurred by ``noise``)."""
     best = moves[0]
     best_v = float("-inf")
+    ties = 0
     for m in moves:
         child = s.copy()
         child.apply(m)
@@ -362,7 +371,11 @@ def best_single(
         if noise:
             v += rng.gauss(0.0, noise)
         if v > best_v:
-            best, best_v = m, v
+            best, best_v, ties = m, v, 1
+        elif v == best_v:
+            ties += 1  # as good: one of them at random (see :func:`search`)
+            if rng.random() * ties < 1:
+                best = m
     return best
 
 
