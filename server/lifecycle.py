@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from protocol.config import SPIDER
 from protocol.messages import (
     Ack,
     Countdown,
@@ -172,8 +173,8 @@ class RaceLifecycle:
                 f"you are ready: waiting for {', '.join(waiting)} to be ready "
                 "(the race starts when they are)",
             )
-        if self._no_deal_yet(room):
-            raise CommandError("not_ready", self._no_certified_deal(room))
+        # (no certified deal ready yet: the room is told, and starts by itself once there is
+        # one; the host was told to try again in a few seconds, for minutes on end)
         out.reply(conn.id, Ack(seq=cmd.seq))
         self._countdown_or_wait(room, now, out)
 
@@ -197,15 +198,14 @@ class RaceLifecycle:
             return 0.0
         return self.budget(room.owner, now, "races").wait(now)
 
-    def _no_certified_deal(self, room: Room, by_itself: bool = False) -> str:
-        then = (
-            "the countdown starts by itself as soon as it has one"
-            if by_itself
-            else "try again in a few seconds"
-        )
+    def _no_certified_deal(self, room: Room) -> str:
+        config = room.config
+        slow = config.game != SPIDER and config.options.get("build") == "suit"
         return (
-            f"no certified winnable deal of {room.config.title} is ready yet: the server's "
-            f"solver is still working; {then}"
+            f"no certified winnable deal of {config.title} is ready yet: the server's solver is "
+            "still working"
+            + (" (few of this game's deals can be won: it can take minutes)" if slow else "")
+            + "; the countdown starts by itself as soon as it has one"
         )
 
     @staticmethod
@@ -238,7 +238,7 @@ class RaceLifecycle:
             got = self.pool.take(room.config)
             if got is None:
                 self.count("certified_deal_not_ready")
-                return self._no_certified_deal(room, by_itself=True)
+                return self._no_certified_deal(room)
             number, solution = got
         race_id = secrets.token_hex(6)
         room.race = Race(

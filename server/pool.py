@@ -5,7 +5,7 @@ numbers the solver (``protocol.solver``) has won, with the solution, for each ga
 a room has asked for (and, at start, the usual ones).  A worker *process* fills it in the
 background at a low priority: racing never waits on the solver, and the event loop never runs
 it.  :meth:`DealPool.take` is what the hub calls: a deal at once, or None if the pool for that game
-is still empty (the host is told to try again in a few seconds).
+is still empty (the room is told, and starts by itself once one is ready).
 """
 
 from __future__ import annotations
