@@ -553,6 +553,12 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
     mode = model.room.settings.mode if model.room else "first"
     t.append("Race", style="bold")
     aim = "first to win" if mode == "first" else "best score"
+    room = model.room
+    code = f" {room.code[:4]}-{room.code[4:]}" if room is not None else ""
+    if code and 4 + len(code) + 2 + len(aim) <= width:
+        # the room's code, on the race screen too (the header gives it up first, at 80
+        # columns from the start: a player asked for it mid-race had to look elsewhere)
+        t.append(code, style="cyan")
     t.append(f": {aim}\n", style=DIM)  # (15 cells at most: the panel is 20 or more)
     bar_w = width - 14
     order = sorted(

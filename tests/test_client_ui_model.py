@@ -760,7 +760,8 @@ def test_race_panel_is_a_clean_column() -> None:
     text = render.opponents(model, 29)
     lines = text.plain.splitlines()
     assert all(len(line) <= 29 for line in lines)
-    assert lines[0] == "Race: first to win"
+    assert lines[0] == "Race ABCD-2345: first to win"  # the room's code too (a new-user trial)
+    assert render.opponents(model, 22).plain.splitlines()[0] == "Race: first to win"
     # places as the results will rank them: the winner first, though "me" scores more
     assert lines[1].startswith("1 A very long n…") and "won" in lines[1]
     assert lines[4].startswith("2 me *")
@@ -776,7 +777,7 @@ def test_race_panel_is_a_clean_column() -> None:
     # a race for the best score ranks by score alone
     model.room = room([member(1, "me")], state="racing", mode="score")
     lines = render.opponents(model, 29).plain.splitlines()
-    assert lines[0] == "Race: best score"
+    assert lines[0] == "Race ABCD-2345: best score"
     assert lines[1].startswith("1 me *") and lines[4].startswith("2 A very long n…")
 
 
