@@ -631,7 +631,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("replay", help="check a game record and show where it ends")
     p.add_argument(
-        "file", help="a game record, a practice record or a finished race's record (JSON)"
+        "file",
+        help="a game record, a practice record or a finished race's record (JSON): a file, or "
+        "the URL of a race's record on its server (http://HOST:PORT/races/RACE_ID)",
     )
     p.set_defaults(func=cmd_replay)
 

@@ -174,10 +174,35 @@ def counted(state: GameState) -> str:
     return out
 
 
+MAX_FETCH = 64 << 20
+"""Bytes read at most from a race record's URL (a record of 5,000 moves a player is a few MB)."""
+
+
+def fetch(url: str) -> str:
+    """The text at ``url`` (a race's record on its server, as the results screen names it)."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=30) as answer:  # (http or https: the caller)
+            body = answer.read(MAX_FETCH + 1)
+    except urllib.error.HTTPError as exc:
+        said = "no such finished race there" if exc.code == 404 else f"HTTP {exc.code} {exc.reason}"
+        raise RecordError(f"cannot fetch {url}: {said}") from exc
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise RecordError(f"cannot fetch {url}: {getattr(exc, 'reason', None) or exc}") from exc
+    if len(body) > MAX_FETCH:
+        raise RecordError(f"cannot fetch {url}: larger than {MAX_FETCH >> 20} MiB")
+    return body.decode("utf-8", "replace")
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     path = Path(args.file)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        if args.file.startswith(("http://", "https://")):
+            data = json.loads(fetch(args.file))
+        else:
+            data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except (ValueError, RecursionError) as exc:

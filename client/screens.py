@@ -440,7 +440,7 @@ def _results_tail(model: RaceModel, join_hint: str | None) -> Text:
         elif at is not None:
             t.append(f"Race {race_id}: every board and move is public at ", style=DIM)
             t.append_text(plain(at, DIM))
-            t.append(".\n", style=DIM)
+            t.append(" (patience-race replay checks it).\n", style=DIM)
         else:
             t.append(
                 f"Race {race_id}: every board and move is public (GET /races/{race_id}).\n",

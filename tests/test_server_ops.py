@@ -412,6 +412,21 @@ async def test_replay_checks_an_exported_race(
         assert capsys.readouterr().err, what
 
 
+async def test_replay_checks_a_race_at_its_url(capsys: pytest.CaptureFixture[str]) -> None:
+    """The results name the record's URL; replay took only a file ("cannot read http:/...":
+    a new-user trial)."""
+    async with running_server() as server:
+        over, _ = await finished_race(server)
+        url = f"http://{server.url.removeprefix('ws://')}/races/{over.race_id}"
+        capsys.readouterr()
+        assert await asyncio.to_thread(client_main, ["replay", url]) == 0
+        out = capsys.readouterr().out
+        assert "commitment: verified" in out and "MISMATCH" not in out
+        missing = url.replace(over.race_id, "000000000000")
+        assert await asyncio.to_thread(client_main, ["replay", missing]) == 2
+        assert "no such finished race there" in capsys.readouterr().err
+
+
 async def test_replay_of_a_race_that_ended_on_time_says_time_up(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
