@@ -187,6 +187,10 @@ class PracticeApp(RaceApp):
         event.stop()
         event.prevent_default()  # RaceApp.on_key (a race's keys) must not run as well
         m, p = self.model, self.practice
+        if key != "x":  # any other key plays on: a half-pressed resign or redeal is dropped
+            self.keys.confirm_resign = False  # (practice's own keys, n h o ?, kept it: a review)
+        if key != "r":
+            self.keys.confirm_redeal = False
         if key in ("?", "question_mark"):
             self.push_screen(PracticeHelp())
             return

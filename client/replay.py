@@ -9,6 +9,7 @@ import itertools
 import json
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
@@ -22,7 +23,7 @@ from .safe import clean
 from .text import plural, render_board
 
 
-def replay_race(path: Path, data: dict[str, object]) -> int:
+def replay_race(path: Path | str, data: dict[str, object]) -> int:
     """Check a race's public record: the commitment, and every player's moves from the deal."""
     try:
         race = RaceRecord.model_validate(data)
@@ -197,12 +198,13 @@ def fetch(url: str) -> str:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    path = Path(args.file)
+    # (named as given: a Path makes http://host of a URL http:/host)
+    path = args.file
     try:
-        if args.file.startswith(("http://", "https://")):
+        if urlsplit(args.file).scheme.lower() in ("http", "https"):
             data = json.loads(fetch(args.file))
         else:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except (ValueError, RecursionError) as exc:

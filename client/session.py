@@ -522,6 +522,7 @@ class Session:
         self.connected = True
         self._joined(joined, self.model.name)
         self.model.status = f"Your old seat was released: you joined again as a new {joined.role}."
+        self._say_seat_problem()
         self.on_change()
         return True
 

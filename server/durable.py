@@ -33,7 +33,7 @@ from protocol.config import GameConfig
 from protocol.messages import RaceOver, Settings
 
 from .race import Race
-from .rooms import MemberState, Room
+from .rooms import MAX_KEPT_OUT, MemberState, Room
 
 if TYPE_CHECKING:
     from .store import Store
@@ -89,9 +89,15 @@ def room_doc(room: Room, awaiting: bool = False) -> str:
                 "bot": m.bot,
                 "rematch": m.rematch,
                 "wants_seat": m.wants_seat,
+                "peer": m.peer,
             }
             for m in room.members.values()
         ],
+        # whom the host removed (seats' token hashes, addresses): kept out after a restart too
+        # (for the keep-out time again from the restart: a deadline here would be another
+        # process's clock)
+        "kicked": list(room.kicked),
+        "removed": list(room.removed),
         "race": race_doc,
         "last_over": room.last_over.model_dump(mode="json") if room.last_over else None,
         "awaiting": awaiting,
@@ -111,6 +117,7 @@ def revive_room(
     wall: float,
     alive_at: float | None,
     countdown_s: float,
+    kept_out_s: float = 0.0,
 ) -> Room:
     """A room from its document and its race's stored moves, as it was when the server stopped.
 
@@ -137,11 +144,16 @@ def revive_room(
                 bot=bool(m["bot"]),
                 rematch=bool(m["rematch"]),
                 wants_seat=bool(m["wants_seat"]),
+                peer=str(m.get("peer", "")),
             )
             member.away_since = now
             room.members[member.id] = member
             room.away.add(member.id)
         room.host = d["host"]
+        for digest in d.get("kicked", [])[-MAX_KEPT_OUT:]:
+            room.kicked[str(digest)] = now + kept_out_s
+        for address in d.get("removed", [])[-MAX_KEPT_OUT:]:
+            room.removed[str(address)] = now + kept_out_s
         if d.get("last_over") is not None:
             room.last_over = RaceOver.model_validate(d["last_over"], strict=False)
         rd = d.get("race")

@@ -136,7 +136,13 @@ class RaceLifecycle:
         # them made a race of nobody, its deal published
         ready = [p for p in players if p.ready and self._races_now(p, now)]
         restarting = bool(room.restored_at) and now < room.restored_at + RESTART_HOLD_S
-        waiting = [p for p in players if not p.ready and (p.conn is not None or restarting)]
+        # (just after a restart, one away is not left behind: the first back started the race
+        # with the others, ready, seated while still reconnecting: a review)
+        waiting = [
+            p
+            for p in players
+            if (not p.ready and p.conn is not None) or (restarting and p.conn is None)
+        ]
         if len(ready) >= (1 if alone_ok else 2) and not waiting:
             self._countdown_or_wait(room, now, out)
         else:

@@ -94,8 +94,8 @@ class Upkeep(RaceLifecycle):
                 if waiting is None or waiting.state != "lobby":
                     self.awaiting_start.discard(code)
                     continue
-                if self._no_deal_yet(waiting) or self._race_wait(waiting, now):
-                    continue
+                if self.draining or self._no_deal_yet(waiting) or self._race_wait(waiting, now):
+                    continue  # (draining: no new race; the restart brings it back)
                 if (
                     waiting.restored_at
                     and now < waiting.restored_at + RESTART_HOLD_S
@@ -238,6 +238,7 @@ class Upkeep(RaceLifecycle):
                     wall=wall,
                     alive_at=alive_at,
                     countdown_s=self.limits.countdown_ms / 1000,
+                    kept_out_s=self.limits.kicked_out_s,
                 )
             except Unrevivable as exc:
                 log.warning(

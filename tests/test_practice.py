@@ -316,6 +316,9 @@ async def test_a_half_pressed_resign_does_not_carry_into_a_new_deal() -> None:
     async with app.run_test(size=(100, 36)) as pilot:
         await pilot.press("x", "n", "n", "x")
         assert not app.practice.state.resigned and "Resign?" in app.model.status
+        for other in ("n", "o", "h"):  # practice's own keys play on too (a review)
+            await pilot.press("escape", "x", other, "x")
+            assert not app.practice.state.resigned, other
 
 
 def test_practice_footers_fit_80_columns() -> None:

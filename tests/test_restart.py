@@ -409,9 +409,14 @@ async def test_a_room_waiting_to_start_by_itself_starts_after_a_restart(tmp_path
     async with server_on(db) as again:
         assert code in again.hub.awaiting_start
         back = [Connection(again.url) for _ in joined]
-        for conn, j in zip(back, joined, strict=True):
+        for conn in back:
             await conn.open()
-            await conn.request(Resume(seq=0, code=code, token=j.token))
+        await back[0].request(Resume(seq=0, code=code, token=joined[0].token))
+        await asyncio.sleep(0.3)
+        # Ann back alone: Bob, ready but still reconnecting, is waited for (the first back
+        # started the race, Bob seated while away: a review)
+        assert again.hub.rooms[code].state == "lobby"
+        await back[1].request(Resume(seq=0, code=code, token=joined[1].token))
         await eventually(lambda: again.hub.rooms[code].state in ("countdown", "racing"))
         await close_all(back)
 
@@ -482,6 +487,25 @@ async def test_a_lobby_to_start_by_itself_starts_after_a_restart_without_one_awa
             await eventually(lambda: again.hub.rooms[code].state in ("countdown", "racing"))
         finally:
             await close_all(back)
+
+
+async def test_a_seat_the_host_removed_is_still_removed_after_a_restart(tmp_path: Path) -> None:
+    """Gus, away, removed by the host; the server restarts: his client was told "that token
+    holds no seat" and joined again as a new member (a review)."""
+    from protocol.messages import Kick
+
+    db = tmp_path / "races.sqlite3"
+    async with server_on(db) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Gus"], Settings())
+        await conns[1].close()
+        await conns[0].request(Kick(seq=0, id=joined[1].you))
+        await close_all(conns[:1])
+
+    async with server_on(db) as again, Connection(again.url) as gus:
+        with pytest.raises(ServerError) as refused:
+            await gus.request(Resume(seq=0, code=code, token=joined[1].token))
+        assert refused.value.code == "bad_token"
+        assert refused.value.message.startswith("the host removed you from room")
 
 
 async def test_lobby_and_results_come_back_too(tmp_path: Path) -> None:

@@ -425,6 +425,10 @@ async def test_replay_checks_a_race_at_its_url(capsys: pytest.CaptureFixture[str
         missing = url.replace(over.race_id, "000000000000")
         assert await asyncio.to_thread(client_main, ["replay", missing]) == 2
         assert "no such finished race there" in capsys.readouterr().err
+        # named as given (a path made http://host of it http:/host: a review)
+        healthz = url.split("/races/")[0].replace("http:", "HTTP:") + "/healthz"
+        assert await asyncio.to_thread(client_main, ["replay", healthz]) == 2
+        assert f"{healthz} is not JSON" in capsys.readouterr().err
 
 
 async def test_replay_of_a_race_that_ended_on_time_says_time_up(
