@@ -106,10 +106,12 @@ class Player:
         check_level(level)
         self.level = level
         self.rng = rng or random.Random()
-        self.memory = Memory()
+        # its own order of moves it judges exactly as good (``liking``), kept for its life
+        self.taste = self.rng.getrandbits(31) | 1
+        self.memory = Memory(taste=self.taste)
 
     def new_game(self) -> None:
-        self.memory = Memory()
+        self.memory = Memory(taste=self.taste)
 
     def choose(self, state: GameState) -> Move | None:
         return choose_move(state, self.level, self.rng, self.memory)

@@ -148,6 +148,7 @@ def search(
     rng: random.Random,
     avoid: set[Any] | frozenset[Any] = frozenset(),
     want_fill: bool = False,
+    taste: int = 0,
 ) -> Found:
     """Best-first search over the moves that show no new card, from ``root`` (masked).
 
@@ -158,12 +159,13 @@ def search(
     an unknown card: Spider's :func:`~client.strategy.spider.spider_moves` sees to it).  A bot
     plays such a plan only up to its first card shown (:meth:`Memory.follow`) and then looks
     again, knowing that card.  ``avoid`` holds positions not to go back to.  Plans are compared
-    by value, then by length (shorter first).
+    by value, then by length (shorter first); plans exactly as good by the bot's ``taste``
+    (:func:`liking`; 0: the first found).
     """
     base = value(root)
     best_score: float = base
     best: list[Move] = []
-    ties = 0
+    best_taste = 0
     root_empties = sum(1 for p in root.piles if not p)
     fill_key: tuple[int, float] | None = None
     fill: list[Move] | None = None
@@ -202,13 +204,11 @@ def search(
             if score > best_score:
                 best_score = score
                 best = list(line)
-                ties = 1
-            elif score == best_score and best:
-                # a plan exactly as good: one of them at random (bots of one level played the
-                # very same moves, so that two of them were one opponent shown twice)
-                ties += 1
-                if rng.random() * ties < 1:
-                    best = list(line)
+                best_taste = liking(taste, line[0])
+            elif taste and score == best_score and best and liking(taste, line[0]) < best_taste:
+                # a plan exactly as good: the one this bot likes better (see :func:`liking`)
+                best = list(line)
+                best_taste = liking(taste, line[0])
             if want_fill:
                 empties = sum(1 for p in child.piles if not p)
                 if empties < root_empties:
@@ -235,6 +235,10 @@ def search(
 @dataclass
 class Memory:
     """What the bot remembers during one game (make a new one for each game)."""
+
+    taste: int = 0
+    """The bot's own order of moves it judges exactly as good (:func:`liking`; 0: the first
+    found, as for a hint)."""
 
     plan: list[Move] = field(default_factory=list)
     """Moves still to play of the plan found last."""
@@ -314,7 +318,7 @@ def widening_search(
     level: LevelParams | None = params
     while True:
         assert level is not None
-        found = search(s, value, moves, level, rng, memory.seen)
+        found = search(s, value, moves, level, rng, memory.seen, taste=memory.taste)
         memory.searches += 1
         memory.searched += found.searched
         if found.plan and found.value > base + 1e-9:
@@ -359,24 +363,31 @@ def best_single(
     value: Callable[[GameState], int],
     rng: random.Random,
     noise: float,
+    taste: int = 0,
 ) -> Move:
-    """The move whose position is worth most (one move ahead, blurred by ``noise``)."""
+    """The move whose position is worth most (one move ahead, blurred by ``noise``); of moves
+    exactly as good, the one the bot's ``taste`` likes better (:func:`liking`)."""
     best = moves[0]
     best_v = float("-inf")
-    ties = 0
     for m in moves:
         child = s.copy()
         child.apply(m)
         v: float = value(child)
         if noise:
             v += rng.gauss(0.0, noise)
-        if v > best_v:
-            best, best_v, ties = m, v, 1
-        elif v == best_v:
-            ties += 1  # as good: one of them at random (see :func:`search`)
-            if rng.random() * ties < 1:
-                best = m
+        if v > best_v or (taste and v == best_v and liking(taste, m) < liking(taste, best)):
+            best, best_v = m, v
     return best
+
+
+def liking(taste: int, move: Move) -> int:
+    """How much a bot of ``taste`` likes ``move`` among moves it judges exactly as good (the
+    lower the better).  Two bots of one level played the very same game (one opponent shown
+    twice): each now has a taste of its own, drawn when it starts, which orders the ties its
+    own way.  Fixed for a bot, so that it never goes back and forth between two moves as good
+    (a random pick at every decision did, and lost 2-suit games to shuffling); the same for
+    the same taste whatever the process (the hash of a tuple of ints is not salted)."""
+    return hash((taste, int(move.kind), move.src, move.dst, move.count))
 
 
 # -- the solver on guessed deals (perfect-information Monte Carlo) ----------------------------

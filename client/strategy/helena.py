@@ -156,7 +156,7 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
         # a card goes to a foundation (the better one when it fits two)
         home = [m for m in legal if m.kind == Kind.FOUNDATION]
         if home:
-            return best_single(s, home, helena_value, rng, params.noise)
+            return best_single(s, home, helena_value, rng, params.noise, memory.taste)
 
     plan, found = widening_search(s, helena_value, helena_moves, params, rng, memory, base)
     if plan:

@@ -284,7 +284,7 @@ def choose(s: GameState, level: str, rng: random.Random, memory: Memory) -> Move
 
     home = [m for m in legal if m.kind == Kind.FOUNDATION] if home_keeps_deals(s) else []
     if home:  # a complete suit goes home
-        return best_single(s, home, spider_value, rng, params.noise)
+        return best_single(s, home, spider_value, rng, params.noise, memory.taste)
 
     if memory.filling:
         return _fill(s, legal, memory, params, rng)
@@ -340,7 +340,7 @@ def _fill(
     if DEAL in legal:
         memory.filling = False
         return DEAL
-    found = search(s, spider_value, spider_moves, params, rng, memory.seen, True)
+    found = search(s, spider_value, spider_moves, params, rng, memory.seen, True, memory.taste)
     if found.fill:
         return memory.follow(s, found.fill)
     # no plan found: any card to an empty pile that leaves its own pile with cards
@@ -352,4 +352,4 @@ def _fill(
     ]
     if not options:
         return None
-    return best_single(s, options, spider_value, rng, params.noise)
+    return best_single(s, options, spider_value, rng, params.noise, memory.taste)
