@@ -600,9 +600,9 @@ def test_the_endgames_bench_asks_the_solver_about_the_real_kept_position(tmp_pat
 @pytest.mark.parametrize("suits", [1, 2, 4])
 def test_two_bots_of_one_level_do_not_play_one_game(suits: int) -> None:
     """Two normal bots of a play raced the very same moves (one opponent shown twice: a
-    new-user trial): moves the bot judges exactly as good are taken at random.  (In St.
-    Helena, every card face up from the start, exact ties are rare: its bots still play
-    alike.)"""
+    new-user trial): of moves it judges exactly as good, each bot takes the one its own taste
+    likes best.  (In St. Helena, every card face up from the start, exact ties are rare: its
+    bots still play alike.)"""
     config = GameConfig("spider", {"suits": suits})
 
     def moves(seed: int, number: int) -> list[Move]:
