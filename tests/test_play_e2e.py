@@ -26,8 +26,9 @@ from .test_client_app import text_of, wait_until
 ROOT = Path(__file__).resolve().parents[1]
 
 
-async def test_play_with_one_bot_reaches_the_game_screen() -> None:
-    plan = Plan(
+def one_bot_play() -> Plan:
+    """``play --suits 1 --bots 1``, its bot quick, its race started at once."""
+    return Plan(
         action="play",
         name="Ann",
         settings=Settings(game="spider", options={"suits": 1}),
@@ -35,7 +36,10 @@ async def test_play_with_one_bot_reaches_the_game_screen() -> None:
         bot_think=0.05,
         auto_ready=True,
     )
-    app = RaceApp(plan)
+
+
+async def test_play_with_one_bot_reaches_the_game_screen() -> None:
+    app = RaceApp(one_bot_play())
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: app.model.phase == "racing", timeout=20)
         board = text_of(app, "#board")
@@ -71,15 +75,7 @@ async def test_play_with_one_bot_reaches_the_game_screen() -> None:
 async def test_plays_races_are_kept_on_disk_and_the_results_say_where() -> None:
     """The results said "every board and move is public (GET /races/ID)" of a race on the
     server inside ``play``: gone when it quits (from a trial).  Its record is now kept."""
-    plan = Plan(
-        action="play",
-        name="Ann",
-        settings=Settings(game="spider", options={"suits": 1}),
-        bots=1,
-        bot_think=0.05,
-        auto_ready=True,
-    )
-    app = RaceApp(plan)
+    app = RaceApp(one_bot_play())
     async with app.run_test(size=(100, 36)) as pilot:
         await wait_until(pilot, lambda: app.model.phase == "racing", timeout=20)
         await pilot.press("x", "x")
