@@ -51,6 +51,7 @@ from protocol.messages import (
     RoomInfo,
     RoomUpdate,
     Snapshot,
+    display_code,
     from_wire,
     to_wire,
 )
@@ -261,7 +262,7 @@ async def run_bot(
         log.info(
             "%s: in room %s%s",
             name,
-            f"{seat.room.code[:4]}-{seat.room.code[4:]}",
+            display_code(seat.room.code),
             "" if seat.role == "player" else ", watching until the next race",
         )
         if seat.role != "player" and not spectate_ok:

@@ -18,7 +18,7 @@ from rich.text import Text
 from protocol import cards
 from protocol.config import SPIDER
 from protocol.helena import foundation_name
-from protocol.messages import Progress, place_key
+from protocol.messages import Progress, display_code, place_key
 from protocol.moves import UNKNOWN
 
 from .keys import PILE_KEYS, Keys
@@ -554,7 +554,7 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
     t.append("Race", style="bold")
     aim = "first to win" if mode == "first" else "best score"
     room = model.room
-    code = f" {room.code[:4]}-{room.code[4:]}" if room is not None else ""
+    code = f" {display_code(room.code)}" if room is not None else ""
     if code and 4 + len(code) + 2 + len(aim) <= width:
         # the room's code, on the race screen too (the header gives it up first, at 80
         # columns from the start: a player asked for it mid-race had to look elsewhere)

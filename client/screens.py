@@ -10,6 +10,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from protocol.config import SPIDER
+from protocol.messages import display_code
 
 from .model import RaceModel
 from .render import DIM, MIN_HEIGHT, MIN_WIDTH, clock, plain
@@ -70,7 +71,7 @@ def _header(
         title = model.last.title  # the results shown are that race's (the room may have moved on)
     t.append(clip(title, title_w) if title_w else safe(title), style="bold")
     if room is not None and room_code:
-        t.append(f"  room {room.code[:4]}-{room.code[4:]} ", style="cyan")
+        t.append(f"  room {display_code(room.code)} ", style="cyan")
     if model.phase == "racing" and not model.holding:
         elapsed = model.elapsed_ms(now)
         style = DIM if reconnecting else None
@@ -149,7 +150,7 @@ def lobby(
     if room is None:
         return Text("Connecting...")
     s = room.settings
-    code = f"{room.code[:4]}-{room.code[4:]}"
+    code = display_code(room.code)
     t.append("Room ", style="bold")
     t.append(code, style="bold cyan")
     t.append(f"   ({'private' if s.private else 'public'})\n", style=DIM)

@@ -40,6 +40,7 @@ from protocol.messages import (
     Snapshot,
     Start,
     UpdateSettings,
+    display_code,
     to_wire,
 )
 from protocol.moves import Move
@@ -216,8 +217,8 @@ class Session:
                     Error(
                         seq=0,
                         code="room_not_found",
-                        message=f"room {room_key(code)[:4]}-{room_key(code)[4:]} has closed "
-                        "since you were in it",
+                        message=f"room {display_code(room_key(code))} has closed since you "
+                        "were in it",
                     )
                 ) from None
             raise

@@ -158,6 +158,11 @@ class Member(Model):
     """After the results: this player asked for a rematch."""
 
 
+def display_code(code: str) -> str:
+    """A room's code as people write it (``K7QM-X2PF``); on the wire it has no dash."""
+    return f"{code[:4]}-{code[4:]}"
+
+
 class RoomInfo(Model):
     code: str
     state: RoomState

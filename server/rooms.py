@@ -20,6 +20,7 @@ from protocol.messages import (
     RoomState,
     RoomSummary,
     Settings,
+    display_code,
 )
 from protocol.messages import (
     PublicSettings as PublicSettingsModel,
@@ -265,10 +266,6 @@ class Room:
 
 def normalize_code(code: str) -> str:
     return "".join(ch for ch in code.upper() if ch.isalnum())
-
-
-def display_code(code: str) -> str:
-    return f"{code[:4]}-{code[4:]}"
 
 
 def log_label(code: str, private: bool, key: bytes) -> str:
