@@ -100,9 +100,9 @@ class RaceModel:
     asked_rematch: bool = False
     """This player asked for a rematch on the results screen."""
     log: list[str] = field(default_factory=list)
+    """What happened, newest last (joins, leaves, resignations...): see :meth:`say`."""
     out_reason: str | None = None
     """Why the server took you out of the race, until the progress that shows it comes."""
-    """What happened, newest last (joins, leaves, resignations...): see :meth:`say`."""
     seat_released: bool = False
     bots: set[int] = field(default_factory=set)
     """Every member of this room seen to be a bot (it keeps its "(bot)" after it left)."""

@@ -44,6 +44,10 @@ class DecodeLimits:
     max_map_len: int
     check_shape: bool
     """Walk a frame that could nest deeper than :data:`MAX_COMMAND_DEPTH` before unpacking it."""
+    drop_unknown_fields: bool = False
+    """Read a message with fields this version does not know as if they were not there: a newer
+    minor version of the protocol only adds optional fields, which a client ignores
+    (docs/protocol.md, Versioning).  A server never does: a command is exactly its schema."""
 
 
 COMMAND_LIMITS = DecodeLimits(
@@ -62,6 +66,7 @@ EVENT_LIMITS = DecodeLimits(
     max_array_len=1 << 20,  # a record's move list: past 4,096 moves a player
     max_map_len=4096,
     check_shape=False,
+    drop_unknown_fields=True,
 )
 
 
@@ -215,7 +220,7 @@ def decode(frame: bytes | str, limits: DecodeLimits = EVENT_LIMITS) -> Command |
         # no command to speak of: nothing to answer by its seq
         raise DecodeError("bad_message", "a message needs a 'type' field naming it")
     try:
-        return WIRE.validate_python(data)
+        return _validate(data, limits.drop_unknown_fields)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         if any(e["type"] == "union_tag_invalid" for e in errors):
@@ -226,6 +231,35 @@ def decode(frame: bytes | str, limits: DecodeLimits = EVENT_LIMITS) -> Command |
         too = first["type"] in ("string_too_long", "string_too_short")
         code: ErrorCode = "bad_name" if too and first["loc"][-1:] == ("name",) else "bad_message"
         raise DecodeError(code, f"{kind[:40]}: {where}: {first['msg']}", seq) from exc
+
+
+def _validate(data: dict[str, Any], drop_unknown_fields: bool) -> Command | Event:
+    """The message ``data`` holds; with ``drop_unknown_fields``, the fields the schema does not
+    know (and only those) taken out first, where the schema says they are."""
+    try:
+        return WIRE.validate_python(data)
+    except ValidationError as exc:
+        if not drop_unknown_fields:
+            raise
+        errors = exc.errors(include_url=False)
+        if not all(e["type"] == "extra_forbidden" for e in errors):
+            raise
+        for e in errors:
+            _drop(data, e["loc"][1:])  # loc[0] is the union's tag: the message type
+        return WIRE.validate_python(data)
+
+
+def _drop(data: Any, loc: tuple[int | str, ...]) -> None:
+    """Take the field at ``loc`` out of the nested maps and arrays of ``data``.  A step of
+    ``loc`` that is no key there is a union's tag (pydantic names the member it tried): skipped."""
+    *path, last = loc
+    for key in path:
+        in_map = isinstance(data, dict) and key in data
+        in_list = isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data)
+        if in_map or in_list:
+            data = data[key]
+    if isinstance(data, dict):
+        data.pop(last, None)
 
 
 _PAST_LIMIT = re.compile(r"(\d+) exceeds max_(str|bin|array|map|ext)_len\((\d+)\)")

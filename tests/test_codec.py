@@ -1,0 +1,72 @@
+"""The codec's two readings: a server reads a command exactly as its schema says, a client reads
+an event of a newer minor version without the fields it does not know (docs/protocol.md,
+Versioning)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import pytest
+
+from protocol.codec import DecodeError, decode, decode_command, encode
+from protocol.messages import Moved, RaceOver, Reveal, Standing, WireMove
+
+
+def frame(value: dict[str, Any]) -> bytes:
+    return msgpack.packb(value, use_bin_type=True)
+
+
+def race_over() -> dict[str, Any]:
+    standing = Standing(
+        rank=1, id=1, name="Ann", status="won", score=900, score2=None,
+        finish_ms=61_000, score_ms=61_000, moves=120, undos=2,
+    )  # fmt: skip
+    reveal = Reveal(
+        game="spider", options={"suits": 1}, numbering="pysolfc", number=7, salt="ab",
+        commitment="cd",
+    )  # fmt: skip
+    message = RaceOver(race_id="r1", reason="all_done", standings=[standing], reveal=reveal)
+    data: dict[str, Any] = msgpack.unpackb(encode(message))
+    return data
+
+
+def test_an_event_with_fields_of_a_newer_minor_version_is_read_without_them() -> None:
+    data = race_over()
+    data["trophy"] = "gold"  # at the top
+    data["standings"][0]["bot"] = True  # in a list of models
+    data["reveal"]["seed_hint"] = None  # in a nested model
+    event = decode(frame(data))
+    assert isinstance(event, RaceOver)
+    assert event == decode(frame(race_over()))
+
+
+def test_a_field_unknown_inside_a_move_is_dropped_too() -> None:
+    moved = Moved(
+        seq=3, move=WireMove(kind="deal"), undone=None, shown=[], score=10, score2=None,
+        won=False, stuck=False, can_undo=True,
+    )  # fmt: skip
+    data = msgpack.unpackb(encode(moved))
+    data["move"]["speed"] = 2
+    data["shown"] = [{"pile": 1, "index": 4, "card": "TS", "glow": True}]
+    event = decode(frame(data))
+    assert isinstance(event, Moved)
+    assert event.move == WireMove(kind="deal")
+    assert event.shown[0].card == "TS"
+
+
+def test_an_unknown_field_does_not_hide_a_wrong_one() -> None:
+    data = race_over()
+    data["trophy"] = "gold"
+    data["standings"][0]["rank"] = "first"
+    with pytest.raises(DecodeError) as caught:
+        decode(frame(data))
+    assert caught.value.code == "bad_message"
+    assert "standings.0.rank" in caught.value.message
+
+
+def test_a_server_reads_a_command_exactly_as_its_schema_says() -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode_command(frame({"type": "list_rooms", "seq": 1, "page": 2}))
+    assert caught.value.code == "bad_message"
+    assert caught.value.seq == 1
