@@ -268,9 +268,11 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         height = max(1, min(height, model.screen[1] - 4))
     # the information lines
     deal_no = 3 - state.redeals_left
+    # Louis redeals only once its stock is dealt: no `r r` to offer before
+    rr = "" if louis and state.deals_left else " (r r)"
     info = Text(f"deal {deal_no} of 3", style="bold")
     info.append(
-        f", {plural(state.redeals_left, 'redeal')} left (r r)"
+        f", {plural(state.redeals_left, 'redeal')} left{rr}"
         if state.redeals_left
         else ", no redeal left",
         style=DIM,
@@ -285,7 +287,7 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         if x + info.cell_len > width:  # 80 columns: the short form, on one line
             info = Text(f"deal {deal_no}/3", style="bold")
             info.append(
-                f", {plural(state.redeals_left, 'redeal')} (r r)" if state.redeals_left else "",
+                f", {plural(state.redeals_left, 'redeal')}{rr}" if state.redeals_left else "",
                 style=DIM,
             )
         grid.put(y, x, info)

@@ -540,6 +540,11 @@ def test_louis_deal_line_fits_a_narrow_board() -> None:
     model.room = room([member(1, "Ann")], state="racing", game="louis")
     model.state = new_game(GameConfig("louis", {}), 3)
     for width in (46, 80):
+        # before the deal: the redeals are counted, not offered (r r is refused until then)
+        first = render.board_grid(model, Keys(model), 22, width).lines[0].plain.rstrip()
+        assert len(first) <= width and "redeals" in first and "(r r)" not in first, first
+    model.state.apply(_deal())
+    for width in (46, 80):
         first = render.board_grid(model, Keys(model), 22, width).lines[0].plain.rstrip()
         assert len(first) <= width and first.endswith("(r r)"), first
 
