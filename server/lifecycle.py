@@ -114,6 +114,9 @@ class RaceLifecycle:
         self._countdown_if_all_ready(room, now, out)
 
     def _stop_countdown(self, room: Room, by: MemberState, out: Outbox) -> None:
+        race = room.race
+        if race is not None and race.solution is not None and self.pool is not None:
+            self.pool.give_back(race.config, race.number, race.solution)
         room.state = "lobby"
         room.race = None
         room.countdown_end = None

@@ -14,13 +14,14 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import signal
 import sys
 from collections import OrderedDict, deque
 from pathlib import Path
 from typing import Any
 
-from protocol.config import GameConfig
+from protocol.config import NUMBERINGS, OPTIONS, GameConfig
 
 log = logging.getLogger("patience_race.server")
 
@@ -33,6 +34,14 @@ DEFAULT_CONFIGS: tuple[tuple[str, dict[str, int | str]], ...] = (
     ("st-helena", {}),
     ("louis", {}),
 )
+
+
+ALL_GAMES = sum(
+    math.prod(len(values) for values in OPTIONS[game].values()) * len(NUMBERINGS[game])
+    for game in OPTIONS
+)
+"""Every game, option set and numbering there is (24): the pool's table holds them all, so that
+no one naming game after game pushes out the deals another room is waiting for."""
 
 
 def key_of(config: GameConfig) -> Key:
@@ -85,7 +94,7 @@ class DealPool:
         size: int = 3,
         seconds: float = 20.0,
         workers: int = 1,
-        max_games: int = 16,
+        max_games: int = ALL_GAMES,
         prefill: bool = True,
     ) -> None:
         self.size = size
@@ -95,6 +104,9 @@ class DealPool:
         self.ready: dict[Key, deque[tuple[int, list[str]]]] = {}
         self.wanted: OrderedDict[Key, GameConfig] = OrderedDict()
         self.running: dict[Key, int] = {}
+        self.starved: OrderedDict[Key, None] = OrderedDict()
+        """Games a room asked a deal of when none was ready, the first asked first: the solver
+        works for them before any game only named (a room's settings), whoever names what."""
         self.tried = 0
         self.certified = 0
         self.failed = 0
@@ -113,21 +125,42 @@ class DealPool:
     # -- what the hub calls (sync, at once) -----------------------------------------------
 
     def want(self, config: GameConfig) -> None:
-        """Keep deals of ``config`` ready from now on (the least recently wanted game is let go
-        past ``max_games``)."""
+        """Keep deals of ``config`` ready from now on.  Past ``max_games`` (only if it is set
+        below :data:`ALL_GAMES`) the least recently wanted game no room waits for is let go."""
         key = key_of(config)
         self.wanted[key] = config
         self.wanted.move_to_end(key)
         while len(self.wanted) > self.max_games:
-            old, _ = self.wanted.popitem(last=False)
+            old = next((k for k in self.wanted if k not in self.starved and k != key), None)
+            if old is None:
+                break
+            del self.wanted[old]
             self.ready.pop(old, None)
         self._wake.set()
 
     def take(self, config: GameConfig) -> tuple[int, list[str]] | None:
-        """A certified deal of ``config`` (number, solution), or None if none is ready yet."""
+        """A certified deal of ``config`` (number, solution), or None if none is ready yet (the
+        game is then the solver's first work, after those asked for before it)."""
         self.want(config)
-        ready = self.ready.get(key_of(config))
-        return ready.popleft() if ready else None
+        key = key_of(config)
+        ready = self.ready.get(key)
+        if ready:
+            return ready.popleft()
+        self.starved.setdefault(key, None)
+        return None
+
+    def give_back(self, config: GameConfig, number: int, solution: list[str]) -> None:
+        """A deal taken for a countdown that was stopped before the race began: no card of it
+        was shown (its commitment's salt is the race's own), so the next room gets it; a
+        countdown started and stopped again and again does not drain the pool."""
+        key = key_of(config)
+        if key not in self.wanted:
+            return
+        ready = self.ready.setdefault(key, deque())
+        ready.appendleft((number, solution))
+        while len(ready) > self.size:
+            ready.pop()
+        self.starved.pop(key, None)
 
     def count(self, config: GameConfig) -> int:
         return len(self.ready.get(key_of(config), ()))
@@ -151,11 +184,11 @@ class DealPool:
         self._pending.clear()
 
     def _needs(self) -> list[Key]:
-        return [
-            k
-            for k in reversed(self.wanted)  # the most recently wanted first
-            if len(self.ready.get(k, ())) + self.running.get(k, 0) < self.size
-        ]
+        """Games short of deals: those a room waits for, the first asked first, then the others,
+        the most recently wanted first."""
+        order = [k for k in self.starved if k in self.wanted]
+        order += [k for k in reversed(self.wanted) if k not in self.starved]
+        return [k for k in order if len(self.ready.get(k, ())) + self.running.get(k, 0) < self.size]
 
     async def _fill_forever(self) -> None:
         pending = self._pending
@@ -205,4 +238,5 @@ class DealPool:
                 self._failing = 0
                 if got is not None and key in self.wanted:
                     self.ready.setdefault(key, deque()).append(got)
+                    self.starved.pop(key, None)
                     self.certified += 1

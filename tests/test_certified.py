@@ -4,17 +4,34 @@ commitment that covers the solution, and the reveal that proves it."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections import deque
 
 import pytest
 
 from client.net import Connection, ServerError
-from protocol.config import GameConfig
+from protocol.config import NUMBERINGS, OPTIONS, GameConfig
 from protocol.fairness import Witness, check_solution, verify
-from protocol.messages import CreateRoom, Error, RaceOver, RaceStart, Ready, Settings, Start
-from server.pool import DealPool, certify, key_of
+from protocol.messages import (
+    Countdown,
+    CreateRoom,
+    Error,
+    RaceOver,
+    RaceStart,
+    Ready,
+    Settings,
+    Start,
+)
+from server.pool import ALL_GAMES, DealPool, certify, key_of
 
-from .server_helpers import close_all, host_and_join, move, running_server, start_race
+from .server_helpers import (
+    close_all,
+    fast_limits,
+    host_and_join,
+    move,
+    running_server,
+    start_race,
+)
 
 ONE_SUIT = GameConfig("spider", {"suits": 1})
 
@@ -125,6 +142,61 @@ async def test_a_ready_room_starts_as_soon_as_a_certified_deal_is() -> None:
         start = await conns[1].wait_for(RaceStart)
         assert start.board is not None
         assert server.hub.rooms[code].race.solution == ["r"]  # type: ignore[union-attr]
+        await close_all(conns)
+
+
+def every_game() -> list[GameConfig]:
+    configs = [
+        GameConfig(game, dict(zip(OPTIONS[game], values, strict=True)), numbering)
+        for game in OPTIONS
+        for values in itertools.product(*OPTIONS[game].values())
+        for numbering in NUMBERINGS[game]
+    ]
+    assert len(set(configs)) == ALL_GAMES == 24
+    return configs
+
+
+def test_naming_every_game_there_is_pushes_out_no_ready_deal() -> None:
+    """A room's settings name a game (``want``): one client naming game after game let go of
+    the least recently named, ready deals and all (the table held 16 of the 24; a hostile trial
+    emptied the pool that way)."""
+    pool = DealPool(size=2, seconds=1, prefill=False)
+    pool.ready[key_of(ONE_SUIT)] = deque([(7, ["r"]), (8, ["r"])])
+    pool.want(ONE_SUIT)
+    for _ in range(3):
+        for config in every_game():
+            pool.want(config)
+    assert pool.count(ONE_SUIT) == 2 and len(pool.wanted) == ALL_GAMES
+
+
+def test_the_solver_works_first_for_a_game_a_room_waits_for() -> None:
+    """Whoever names games last does not steer the solver away from a room waiting for a deal."""
+    pool = DealPool(size=1, seconds=1, prefill=False)
+    assert pool.take(ONE_SUIT) is None  # a room asks: none ready
+    for config in every_game()[:10]:  # and someone names ten games after it
+        pool.want(config)
+    assert pool._needs()[0] == key_of(ONE_SUIT)
+    pool.ready[key_of(ONE_SUIT)] = deque([(7, ["r"])])
+    pool.starved.pop(key_of(ONE_SUIT))  # (as a deal certified does)
+    assert pool._needs()[0] == key_of(every_game()[9])  # then the most recently named
+
+
+async def test_a_countdown_stopped_gives_its_certified_deal_back() -> None:
+    """Ready, not ready, ready...: each countdown took a deal from the pool and a stopped one
+    threw it away, so two clients emptied the pool for everyone (a hostile trial)."""
+    pool = DealPool(size=1, seconds=1, prefill=False)  # filled by hand, never started
+    pool.ready[key_of(ONE_SUIT)] = deque([(7, ["r"])])
+    settings = Settings(game="spider", options={"suits": 1}, winnable=True)
+    async with running_server(limits=fast_limits(countdown_ms=60_000), pool=pool) as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann", "Bob"], settings)
+        for _ in range(3):
+            for c in conns:
+                await c.request(Ready(seq=0))
+            await conns[0].wait_for(Countdown)
+            assert server.hub.rooms[code].state == "countdown" and pool.count(ONE_SUIT) == 0
+            await conns[1].request(Ready(seq=0, ready=False))
+            assert server.hub.rooms[code].state == "lobby"
+            assert pool.ready[key_of(ONE_SUIT)] == deque([(7, ["r"])])
         await close_all(conns)
 
 
