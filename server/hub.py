@@ -95,6 +95,9 @@ log = logging.getLogger("patience_race.server")
 
 MAX_LISTED = 100
 """Public rooms in one list."""
+MAX_LISTED_PER_ADDRESS = 5
+"""Public rooms of one address (the one that opened them) in one list: a few addresses holding
+rooms open filled the whole list, and no room opened after theirs was ever listed."""
 ROOM_LIST_S = 1.0
 """How long a list of the public rooms is given out again before it is made anew."""
 RECORD_MISS_BYTES = 16 * 1024
@@ -595,18 +598,31 @@ class Hub(Upkeep):
         out.reply(conn.id, RoomList(seq=cmd.seq, rooms=self._public_rooms(now)))
 
     def _public_rooms(self, now: float) -> list[RoomSummary]:
-        """The first 100 public rooms, made at most once a second, and again when a room opens or
-        closes (players and states a second old are as good to a person; made for each call from
-        every room, the list let one address saturate a core)."""
+        """Up to 100 public rooms, those one can join first (a lobby with a free seat), then
+        those racing, then those in their results, the newest first in each, at most
+        :data:`MAX_LISTED_PER_ADDRESS` opened by one address; made at most once a second, and
+        again when a room opens or closes (players and states a second old are as good to a
+        person; made for each call from every room, the list let one address saturate a core)."""
         made, rooms = self._rooms_listed
         if now - made < ROOM_LIST_S and made >= 0:
             return rooms
+
+        def order(r: Room) -> tuple[int, float]:
+            if r.state == "lobby":
+                rank = 0 if len(r.players()) < r.settings.seats else 1
+            else:
+                rank = 2 if r.state in ("countdown", "racing") else 3
+            return (rank, -r.created)
+
         rooms = []
-        for r in self.rooms.values():
-            if not r.settings.private:
-                rooms.append(r.summary())
-                if len(rooms) >= MAX_LISTED:
-                    break
+        per_address: dict[str, int] = {}
+        for r in sorted((r for r in self.rooms.values() if not r.settings.private), key=order):
+            if r.owner and per_address.get(r.owner, 0) >= MAX_LISTED_PER_ADDRESS:
+                continue
+            per_address[r.owner] = per_address.get(r.owner, 0) + 1
+            rooms.append(r.summary())
+            if len(rooms) >= MAX_LISTED:
+                break
         if self.cluster is not None and len(rooms) < MAX_LISTED:
             rooms += self.cluster.remote_summaries(MAX_LISTED - len(rooms))
         self._rooms_listed = (now, rooms)

@@ -1051,6 +1051,31 @@ def test_the_public_list_is_made_once_a_second_but_opens_and_closes_at_once() ->
     assert isinstance(fresh, RoomList) and [r.players for r in fresh.rooms] == [2]
 
 
+def test_a_few_addresses_cannot_fill_the_public_list() -> None:
+    """Rooms were listed in the order they opened, the first 100: ten addresses holding ten rooms
+    each kept every room opened after theirs off the list (a hostile trial).  Now at most five
+    rooms of one address, the joinable first and the newest first."""
+    h = Harness()
+    squats = []
+    for k in range(8):
+        squatter = _peer(h, "198.51.100.7")
+        joined = h.cmd(squatter, CreateRoom(seq=0, name=f"Squat{k}", settings=Settings()))
+        assert isinstance(joined, Joined)
+        squats.append(joined.room.code)
+        h.tick(1.0)
+    racing, _, _ = h.race(None, "Ann", "Bob")  # from another address: a race under way
+    ann = _peer(h, "203.0.113.2")
+    mine = h.cmd(ann, CreateRoom(seq=0, name="Cy", settings=Settings()))
+    assert isinstance(mine, Joined)
+    eve = _peer(h, "192.0.2.9")
+    listed = h.cmd(eve, ListRooms(seq=0))
+    assert isinstance(listed, RoomList)
+    codes = [r.code for r in listed.rooms]
+    assert codes[0] == mine.room.code  # the newest lobby with a free seat
+    assert codes[1:6] == squats[::-1][:5]  # five of the squatter's, its newest
+    assert codes[6:] == [racing]  # a race after the lobbies
+
+
 def test_read_only_answers_are_not_kept_and_their_repeat_is_answered_afresh() -> None:
     """A list of rooms or a whole race record kept 16 times per connection (and written to the
     database for a seat) was memory outside every bound."""
