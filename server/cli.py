@@ -292,6 +292,14 @@ def build_parser() -> argparse.ArgumentParser:
         _at_least(0),
     )
     opt(
+        "max-db-mb",
+        limits.max_db_mb,
+        "past this many megabytes of data in the database the oldest races are deleted, "
+        "whatever their age (0: no limit)",
+        _number,
+        _at_least(0),
+    )
+    opt(
         "slow-timeout",
         limits.slow_timeout_s,
         "seconds a connection's output may stay backed up (a peer not reading) before it is cut",
@@ -479,6 +487,7 @@ def _main(argv: Sequence[str] | None) -> int:
         race_idle_s=args.race_idle,
         progress_interval_s=args.progress_ms / 1000,
         keep_days=args.keep_days,
+        max_db_mb=args.max_db_mb,
         slow_timeout_s=args.slow_timeout,
         open_timeout_s=args.open_timeout,
         record_rate=args.record_rate * 1024,

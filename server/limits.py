@@ -54,6 +54,11 @@ class Limits:
     """...with this many at once (a class behind one address, back after a restart)."""
     keep_days: float = 30.0
     """Races (finished or not) older than this are deleted, with their moves; 0 keeps all."""
+    max_db_mb: float = 2048.0
+    """Past this many megabytes of data in the database, the oldest races are deleted (live
+    rooms' kept), whatever their age: a legal move and its undo over and over, from every
+    connection one address may open, stored gigabytes a day, each kept ``keep_days`` (0: no
+    limit)."""
     abandoned_s: float = 30.0
     """A room in its lobby or results with nobody connected closes after this long: the grace
     period is for seats in a race, not for rooms nobody is in.  Long enough for a dropped

@@ -433,6 +433,14 @@ class Store:
             self.vacuum_left = self._give_back(128)
         return len(ids)
 
+    def data_bytes(self) -> int:
+        """Bytes of data in the file: its pages less the free ones (the write-ahead log apart,
+        which checkpoints keep small)."""
+        db = self.db
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        free = db.execute("PRAGMA freelist_count").fetchone()[0]
+        return int((pages - free) * db.execute("PRAGMA page_size").fetchone()[0])
+
     def _give_back(self, pages: int) -> int:
         """Give up to ``pages`` free pages back to the file system (a database made with
         incremental auto-vacuum; one page a step, about 0.1 ms each); how many are left."""

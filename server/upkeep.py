@@ -112,7 +112,8 @@ class Upkeep(RaceLifecycle):
         if self.live is not None and now - self._alive_written >= 1.0:
             self._alive_written = now
             self.live.alive(self.wall())
-        if now >= self._next_prune and self.store is not None and self.limits.keep_days > 0:
+        retention = self.limits.keep_days > 0 or self.limits.max_db_mb > 0
+        if now >= self._next_prune and self.store is not None and retention:
             self._prune(now)
         return out
 
@@ -204,17 +205,28 @@ class Upkeep(RaceLifecycle):
         self._keep_record(room, race, over, "aborted")
 
     def _prune(self, now: float) -> None:
-        """One small batch of the retention: races older than ``keep_days`` go; if a whole
-        batch went, the next one follows a second later, else an hour later."""
+        """One small batch of the retention: races older than ``keep_days`` go, or the oldest
+        whatever their age while the database holds more than ``max_db_mb``; if a whole batch
+        went, the next one follows a second later, else a minute later (the size is looked at
+        each minute, the age matters to the hour)."""
         assert self.store is not None
+        limits = self.limits
         live = {r.race.race_id for r in self.rooms.values() if r.race is not None}
-        cutoff = self.wall() - self.limits.keep_days * 86400
+        full = limits.max_db_mb > 0 and self.store.data_bytes() > limits.max_db_mb * 2**20
+        if full:
+            cutoff = self.wall()
+        elif limits.keep_days > 0:
+            cutoff = self.wall() - limits.keep_days * 86400
+        else:
+            cutoff = 0.0
         gone = self.store.prune(cutoff, live, batch=50)
         if gone:
             self.count("races_deleted", gone)
-            log.info("races_deleted", extra={"fields": {"event": "races_deleted", "races": gone}})
-        more = gone >= 50 or self.store.vacuum_left > 0
-        self._next_prune = now + (1.0 if more else 3600.0)
+            why = "database_full" if full else "keep_days"
+            fields = {"event": "races_deleted", "races": gone, "why": why}
+            log.info("races_deleted", extra={"fields": fields})
+        more = gone >= 50 or self.store.vacuum_left > 0 or (full and gone > 0)
+        self._next_prune = now + (1.0 if more else 60.0)
 
     # -- restarts ---------------------------------------------------------------------------
 

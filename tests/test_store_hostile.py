@@ -210,6 +210,34 @@ async def test_the_server_runs_the_retention_itself(tmp_path: Path) -> None:
         assert server.hub.metrics["races_deleted"] == 20
 
 
+async def test_a_database_past_its_size_loses_its_oldest_races_whatever_their_age(
+    tmp_path: Path,
+) -> None:
+    """A legal move and its undo over and over, from every connection of one address, is a
+    stored row each: gigabytes a day, each kept ``keep_days`` (a hostile trial).  Past
+    ``max_db_mb`` the oldest races go, however young, until the data is back under it."""
+    path = tmp_path / "races.sqlite3"
+    a_database_with_races(path, 200)
+    store = Store(path)
+    full = store.data_bytes()
+    cap_mb = full / 2 / 2**20
+    from .server_helpers import fast_limits
+
+    limits = fast_limits(keep_days=30, max_db_mb=cap_mb)
+    # every race an hour old: far younger than keep_days
+    store.db.execute("UPDATE races SET started_at = started_at + ?", (time.time() - 3600,))
+    store.db.commit()
+    async with running_server(limits, store=store) as server:
+        deadline = time.monotonic() + 20
+        while store.data_bytes() > cap_mb * 2**20:
+            assert time.monotonic() < deadline, "the database stayed past its size"
+            await __import__("asyncio").sleep(0.05)
+        left = [r[0] for r in store.db.execute("SELECT id FROM races ORDER BY id")]
+        assert 0 < len(left) < 200
+        assert left == [f"race{i:08d}" for i in range(200 - len(left), 200)]  # the newest kept
+        assert server.hub.metrics["races_deleted"] == 200 - len(left)
+
+
 async def test_a_private_rooms_code_is_not_kept(tmp_path: Path) -> None:
     path = tmp_path / "races.sqlite3"
     async with running_server(store=Store(path)) as server:
