@@ -582,8 +582,8 @@ async def serve(
     cluster: ClusterConfig | None = None,
     pool: DealPool | None = None,
 ) -> int:
-    """Serve until SIGTERM or SIGINT (exit status 0), or until storage fails (1: a service
-    manager restarts the process)."""
+    """Serve until SIGTERM, SIGINT or SIGHUP (exit status 0; each drains: a closed terminal
+    sends SIGHUP), or until storage fails (1: a service manager restarts the process)."""
     store = Store(db, group_commit=True, checkpoint_s=1.0)
     server = RaceServer(
         host,
@@ -614,7 +614,9 @@ async def serve(
     tune_gc()
     stop = server.stopping
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    # SIGHUP: the terminal the server was started from closed (it killed the server without a
+    # drain: an operator trial); there is no configuration to read again
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await server.drain()

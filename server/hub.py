@@ -420,12 +420,12 @@ class Hub(Upkeep):
                 "too_many_rooms", "the server holds as many rooms as it can: try later"
             )
         peer = conn.peer
-        if peer and self.rooms_per_address.get(peer, 0) >= self.limits.max_rooms_per_address:
+        most = self.limits.max_rooms_per_address
+        if peer and self.rooms_per_address.get(peer, 0) >= most:
             self.count("rooms_refused_per_address")
+            held = "1 open room" if most == 1 else f"{most} open rooms"
             raise CommandError(
-                "too_many_rooms",
-                f"your address already holds {self.limits.max_rooms_per_address} open rooms: "
-                "leave one first",
+                "too_many_rooms", f"your address already holds {held}: leave one first"
             )
         name = check_name(cmd.name)
         config = self._check_settings(cmd.settings, 1)

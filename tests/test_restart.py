@@ -21,9 +21,11 @@ from client.net import Connection, ServerError
 from client.session import Session
 from protocol.codec import encode
 from protocol.messages import (
+    CreateRoom,
     ListRooms,
     MoveCmd,
     Moved,
+    Notice,
     RaceOver,
     Ready,
     Rematch,
@@ -208,6 +210,18 @@ async def test_kill_9_mid_race_everyone_comes_back(tmp_path: Path) -> None:
 
 async def test_sigterm_mid_race_everyone_comes_back(tmp_path: Path) -> None:
     await crash_and_come_back(tmp_path, signal.SIGTERM)
+
+
+async def test_a_closed_terminal_sighup_drains_as_sigterm_does(tmp_path: Path) -> None:
+    """The README starts the server in a terminal; closing it sends SIGHUP, which killed the
+    server at once, no drain, its clients told nothing (an operator trial)."""
+    async with server_process(tmp_path / "races.sqlite3") as server:
+        url = await server.start()
+        async with Connection(url) as conn:
+            await conn.request(CreateRoom(seq=0, name="Ann", settings=Settings()))
+            assert await server.kill(signal.SIGHUP) == 0  # drained; a kill is -1
+            notice = await conn.wait_for(Notice)
+            assert notice.code == "shutdown"
 
 
 async def test_after_a_restart_everyone_is_back_within_seconds(tmp_path: Path) -> None:
