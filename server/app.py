@@ -44,6 +44,9 @@ from .store import Store
 
 log = logging.getLogger("patience_race.server")
 
+DRAIN_CLOSE_S = 20.0
+"""The most a drain waits for clients' closing handshakes (and at most ``grace_s``): within
+systemd's ``TimeoutStopSec=30`` (deploy/systemd), which kills a stop that takes longer."""
 CLOSE_SLOW = 4413
 """The connection's output stayed over its bound: the peer does not read (docs/protocol.md)."""
 
@@ -261,7 +264,8 @@ class RaceServer:
         self._deliver(self.hub.drain(retry_ms))
         self._flush()
         if self._closing:
-            await asyncio.wait(set(self._closing), timeout=self.limits.grace_s)
+            wait = min(self.limits.grace_s, DRAIN_CLOSE_S)
+            await asyncio.wait(set(self._closing), timeout=wait)
         await self.stop()
         if self.store is not None:
             self.store.close()
