@@ -125,9 +125,15 @@ def room_code(text: str) -> str:
 
 def server_url(args: argparse.Namespace) -> str:
     """The server's URL: ``--server``, else ``$PATIENCE_RACE_SERVER``, else the default; an
-    address written without its scheme (``127.0.0.1:8765``, ``race.example.org``) is ws://."""
+    address written without its scheme (``127.0.0.1:8765``, ``race.example.org``) is ws://, and
+    a web address pasted (``https://race.example.org``) is its WebSocket (wss://)."""
     url = (args.server or os.environ.get(URL_ENV) or DEFAULT_URL).strip()
-    return normal_url(url if "://" in url else f"ws://{url}")
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        url = f"ws://{url}"
+    elif scheme.lower() in ("http", "https"):  # a web address pasted: its WebSocket
+        url = ("wss://" if scheme.lower() == "https" else "ws://") + rest
+    return normal_url(url)
 
 
 def normal_url(url: str) -> str:
@@ -234,6 +240,13 @@ def unreachable(url: str, exc: BaseException) -> str:
 
     from websockets.exceptions import InvalidURI
 
+    if isinstance(exc, ssl.SSLCertVerificationError) and "mismatch" in str(exc.verify_message):
+        # trusted, but made for another name: SSL_CERT_FILE cannot help (an operator trial)
+        return (
+            f"patience-race: the race server at {clean(url)} has a certificate made for another "
+            f"name ({clean(exc.verify_message)}).\n"
+            "Connect by the name its certificate was made for (ask its host which)."
+        )
     if isinstance(exc, ssl.SSLCertVerificationError):
         return (
             f"patience-race: the race server at {clean(url)} has a certificate this computer "
@@ -251,6 +264,18 @@ def unreachable(url: str, exc: BaseException) -> str:
         return (
             f"patience-race: the race server at {clean(url)} turned the connection away "
             f"({clean(exc.reason or str(exc))}).\nTry again in a moment."
+        )
+    if (
+        isinstance(exc, InvalidStatus)
+        and exc.response.status_code == 400
+        and url.lower().startswith("ws://")
+    ):
+        # nginx's answer to a plain connection on its TLS port ("The plain HTTP request was
+        # sent to HTTPS port"): `--server host:port` is ws:// (an operator trial)
+        secure = "wss://" + url[len("ws://") :]
+        return (
+            f"patience-race: the server at {clean(url)} answered 400 (Bad Request), as a secure "
+            f"(TLS) port does to a plain connection.\nIf it is one, use --server {clean(secure)}"
         )
     if isinstance(exc, InvalidStatus) and exc.response.status_code in (502, 503, 504):
         return (

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import ssl
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -191,7 +192,14 @@ def fetch(url: str) -> str:
         said = "no such finished race there" if exc.code == 404 else f"HTTP {exc.code} {exc.reason}"
         raise RecordError(f"cannot fetch {url}: {said}") from exc
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise RecordError(f"cannot fetch {url}: {getattr(exc, 'reason', None) or exc}") from exc
+        reason = getattr(exc, "reason", None) or exc
+        if isinstance(reason, ssl.SSLCertVerificationError):
+            raise RecordError(
+                f"cannot fetch {url}: its server has a certificate this computer does not trust "
+                f"({reason.verify_message or reason}); if its host made it (self-signed), ask "
+                "them for it and run this with SSL_CERT_FILE=/path/to/cert.pem"
+            ) from exc
+        raise RecordError(f"cannot fetch {url}: {reason}") from exc
     if len(body) > MAX_FETCH:
         raise RecordError(f"cannot fetch {url}: larger than {MAX_FETCH >> 20} MiB")
     return body.decode("utf-8", "replace")
@@ -200,13 +208,17 @@ def fetch(url: str) -> str:
 def cmd_replay(args: argparse.Namespace) -> int:
     # (named as given: a Path makes http://host of a URL http:/host)
     path = args.file
+    if urlsplit(args.file).scheme.lower() in ("http", "https"):
+        text = fetch(args.file)  # (a RecordError saying why: it was "is not JSON: cannot fetch")
+    else:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        except ValueError as exc:  # not UTF-8
+            raise RecordError(f"{path} is not JSON: {exc}") from exc
     try:
-        if urlsplit(args.file).scheme.lower() in ("http", "https"):
-            data = json.loads(fetch(args.file))
-        else:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise RecordError(f"{path} is not JSON: {why}") from exc

@@ -371,10 +371,15 @@ async def test_a_server_certificate_not_trusted_says_how_to_trust_it(tmp_path: P
     server = await asyncio.start_server(handshake_only, "127.0.0.1", 0, ssl=context)
     port = server.sockets[0].getsockname()[1]
     url = f"wss://127.0.0.1:{port}"
+    # the same certificate on another address of this machine, a name it was not made for
+    elsewhere = await asyncio.start_server(handshake_only, "127.0.0.2", 0, ssl=context)
+    elsewhere_port = elsewhere.sockets[0].getsockname()[1]
 
-    async def client(*env: tuple[str, str]) -> subprocess.CompletedProcess[str]:
+    async def client(
+        *env: tuple[str, str], at: str = url, args: tuple[str, ...] = ("rooms", "--server")
+    ) -> subprocess.CompletedProcess[str]:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "client.cli", "rooms", "--server", url,
+            sys.executable, "-m", "client.cli", *args, at,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, **dict(env)},
         )  # fmt: skip
@@ -384,6 +389,12 @@ async def test_a_server_certificate_not_trusted_says_how_to_trust_it(tmp_path: P
     try:
         untrusted = await client()
         trusted = await client(("SSL_CERT_FILE", str(cert)))
+        # trusted, by a name it was not made for: SSL_CERT_FILE is no advice (an operator trial)
+        other_name = await client(
+            ("SSL_CERT_FILE", str(cert)), at=f"wss://127.0.0.2:{elsewhere_port}"
+        )
+        # a race record at an https URL of that server: why, not "is not JSON" (a trial)
+        record = await client(at=f"https://127.0.0.1:{port}/races/0123456789ab", args=("replay",))
         # a client already in a room whose server's certificate changes meanwhile: its
         # reconnection says why it cannot get back (it said "Still reconnecting..." for ever)
         from client.model import RaceModel
@@ -396,13 +407,18 @@ async def test_a_server_certificate_not_trusted_says_how_to_trust_it(tmp_path: P
         assert "certificate is not trusted" in session.model.status
         assert "SSL_CERT_FILE" in session.model.status
     finally:
-        server.close()
-        await server.wait_closed()
+        for s in (server, elsewhere):
+            s.close()
+            await s.wait_closed()
     assert untrusted.returncode == 1
     assert "does not trust" in untrusted.stderr and "SSL_CERT_FILE" in untrusted.stderr
     assert "patience-race-server" not in untrusted.stderr and "Traceback" not in untrusted.stderr
     # trusted: past TLS, the (fake) server hangs up: another message, not the certificate's
     assert "does not trust" not in trusted.stderr and url in trusted.stderr
+    assert other_name.returncode == 1 and "made for another name" in other_name.stderr
+    assert "SSL_CERT_FILE" not in other_name.stderr
+    assert record.returncode == 2 and "is not JSON" not in record.stderr
+    assert "does not trust" in record.stderr and "SSL_CERT_FILE" in record.stderr
 
 
 def test_deal_names_its_numbering_once(capsys: pytest.CaptureFixture[str]) -> None:
@@ -425,6 +441,9 @@ def test_a_server_address_without_its_scheme_is_ws(monkeypatch: pytest.MonkeyPat
         ("race.example.org", "ws://race.example.org"),
         ("wss://race.example.org", "wss://race.example.org"),
         (None, "ws://127.0.0.1:8765"),
+        # a web address pasted: its WebSocket (it was "sends its visitors to https": a trial)
+        ("https://race.example.org/", "wss://race.example.org"),
+        ("HTTP://race.example.org:8765", "ws://race.example.org:8765"),
     ):
         assert server_url(argparse.Namespace(server=given)) == url
 
@@ -598,3 +617,18 @@ def test_commands_the_screens_print_run_as_this_program_was_run(
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin")  # the venv activated: the bare name works
     assert program(argv0=started) == "patience-race"
     assert program(argv0="/src/client/cli.py") == "patience-race"  # python -m client.cli
+
+
+def test_a_plain_connection_to_a_tls_port_suggests_wss() -> None:
+    """``--server host:443``-like addresses are ws://; nginx's TLS port answers a plain
+    connection 400: the advice was to run a server (an operator trial)."""
+    from websockets.datastructures import Headers
+    from websockets.exceptions import InvalidStatus
+    from websockets.http11 import Response
+
+    from client.cli import unreachable
+
+    refused = InvalidStatus(Response(400, "Bad Request", Headers()))
+    said = unreachable("ws://race.example.org:8443", refused)
+    assert "use --server wss://race.example.org:8443" in said
+    assert "patience-race-server" not in said
