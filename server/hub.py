@@ -444,7 +444,14 @@ class Hub(Upkeep):
         member, token = room.add(name, "player", now)
         self._bind(conn, room, member)
         self.count("rooms_created")
-        self._event("room_created", room, member, game=config.title, private=cmd.settings.private)
+        self._event(
+            "room_created",
+            room,
+            member,
+            game=config.title,
+            private=cmd.settings.private,
+            address=peer or None,
+        )
         out.reply(
             conn.id,
             Joined(seq=cmd.seq, you=member.id, role="player", token=token, room=room.info()),
@@ -533,7 +540,7 @@ class Hub(Upkeep):
         member, token = room.add(name, role, now, bot=cmd.bot)
         member.wants_seat = role == "spectator" and not cmd.spectate
         self._bind(conn, room, member)
-        self._event("joined", room, member, role=role)
+        self._event("joined", room, member, role=role, address=conn.peer or None)
         out.reply(
             conn.id,
             Joined(seq=cmd.seq, you=member.id, role=role, token=token, room=room.info()),
@@ -585,7 +592,7 @@ class Hub(Upkeep):
         if room.race is not None:
             room.race.set_connected(member.id, True)
             room.progress_dirty = True
-        self._event("resumed", room, member)
+        self._event("resumed", room, member, address=conn.peer or None)
         out.reply(conn.id, self._snapshot(room, member, cmd.seq, now))
         if room.state == "lobby" and member.role == "player" and member.ready:
             # back and ready: a start that waited on those away may go now (with everyone

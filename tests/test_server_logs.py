@@ -47,6 +47,10 @@ async def test_rooms_are_logged_as_players_see_them_and_the_winner_as_id_and_nam
     shown = f"{code[:4]}-{code[4:]}"
     created = lines.events("room_created")
     assert created and created[0]["room"] == shown
+    # who came from where, for a host to deal with abuse (an operator trial: only refusals
+    # named an address)
+    assert created[0]["address"] == "127.0.0.1"
+    assert [f["address"] for f in lines.events("joined")] == ["127.0.0.1"]
     assert {f["room"] for f in lines.fields if "room" in f} == {shown}
     over = lines.events("race_over")
     assert over and over[0]["winner"] == f"{joined[0].you}:Ann"
