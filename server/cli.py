@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from protocol.messages import json_schemas
+from protocol.messages import display_code, json_schemas
 
 from .app import RaceServer
 from .cluster import ClusterConfig, ClusterJoinError
@@ -94,6 +94,40 @@ def _range(low: float, high: float, above: bool = False) -> Check:
         return None
 
     return check
+
+
+def _count(text: str) -> int:
+    """How many races ``--list-races`` lists: 1 to a million."""
+    value = int(text)
+    if not 1 <= value <= 1_000_000:
+        raise ValueError(text)
+    return value
+
+
+_count.__name__ = "count"  # argparse: "invalid count value"
+
+
+def listed_race(race: dict[str, Any]) -> dict[str, Any]:
+    """A race of ``--list-races`` as an operator reads it: the room's code as players write it
+    (logs and screens say ``SEZ5-XQFV``), times in UTC (ISO 8601)."""
+    from datetime import UTC, datetime
+
+    def when(t: object) -> str | None:
+        if not isinstance(t, int | float):
+            return None
+        return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
+
+    room = race.get("room")
+    return {
+        "id": race["id"],
+        "room": display_code(room) if isinstance(room, str) and room else None,
+        "started": when(race["started_at"]),
+        "ended": when(race["ended_at"]),
+        "end_reason": race["end_reason"],
+        "title": race["title"],
+        "players": race["players"],
+        "first": race["first"],
+    }
 
 
 def _one_of(*choices: str) -> Check:
@@ -374,7 +408,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--export", metavar="RACE_ID", help="print a finished race's public record (JSON) and exit"
     )
     p.add_argument(
-        "--list-races", action="store_true", help="list the latest races in the database and exit"
+        "--list-races",
+        nargs="?",
+        const=50,
+        type=_count,
+        metavar="N",
+        help="list the latest N races (50) in the database, a JSON object a line, and exit",
     )
     return p
 
@@ -435,7 +474,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.schema:
         print(json.dumps(json_schemas(), indent=1))
         return 0
-    if args.export or args.list_races:
+    if args.export or args.list_races is not None:
         if args.db == ":memory:":
             print(
                 "patience-race-server: an in-memory database holds no races to export",
@@ -448,10 +487,10 @@ def _main(argv: Sequence[str] | None) -> int:
             print(f"patience-race-server: {exc}", file=sys.stderr)
             return 2
         try:
-            if args.list_races:
+            if args.list_races is not None:
                 listed = 0
-                for race in store.races():
-                    print(json.dumps(race))
+                for race in store.races(args.list_races):
+                    print(json.dumps(listed_race(race)))
                     listed += 1
                 if not listed:  # (said apart from the list: a pipe reading it gets nothing)
                     print(f"patience-race-server: no races in {args.db} yet", file=sys.stderr)

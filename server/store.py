@@ -483,23 +483,45 @@ class Store:
         return out
 
     def races(self, limit: int = 50) -> list[dict[str, object]]:
+        """The latest ``limit`` races, newest first: id, room, times, how it ended, the game's
+        title, the players' names, and who placed first (None for a race not finished)."""
         if self.empty:
             return []
         rows = self.db.execute(
-            "SELECT id, room, started_at, ended_at, end_reason, settings FROM races ORDER BY started_at DESC LIMIT ?",
+            "SELECT id, room, started_at, ended_at, end_reason, settings, record FROM races "
+            "ORDER BY started_at DESC LIMIT ?",
             (limit,),
         ).fetchall()
-        return [
-            {
-                "id": r[0],
-                "room": r[1],
-                "started_at": r[2],
-                "ended_at": r[3],
-                "end_reason": r[4],
-                "title": json.loads(r[5]).get("title"),
-            }
-            for r in rows
-        ]
+        listed: list[dict[str, object]] = []
+        for r in rows:
+            names = self.db.execute(
+                "SELECT name FROM race_players WHERE race_id = ? ORDER BY player_id", (r[0],)
+            ).fetchall()
+            listed.append(
+                {
+                    "id": r[0],
+                    "room": r[1],
+                    "started_at": r[2],
+                    "ended_at": r[3],
+                    "end_reason": r[4],
+                    "title": json.loads(r[5]).get("title"),
+                    "players": [n[0] for n in names],
+                    "first": _first(r[6]),
+                }
+            )
+        return listed
+
+
+def _first(record: str | None) -> str | None:
+    """The name of whoever placed first, in a stored record (JSON)."""
+    if not record:
+        return None
+    try:
+        standings = json.loads(record).get("standings") or []
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    first = next((s for s in standings if isinstance(s, dict) and s.get("rank") == 1), None)
+    return str(first["name"]) if first and "name" in first else None
 
 
 class Checkpointer(threading.Thread):

@@ -30,6 +30,7 @@ from protocol.messages import (
     Settings,
     Start,
     WireMove,
+    display_code,
 )
 from server.app import RaceServer
 from server.cli import main as server_main
@@ -337,6 +338,17 @@ async def test_a_restart_keeps_finished_races_exportable(
     assert server_main(["--list-races", "--db", str(db)]) == 0
     listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["id"] for r in listed] == [over.race_id] and listed[0]["end_reason"] == "all_done"
+    # as an operator reads it (an operator trial: the code had no dash, times were raw floats,
+    # no names, 50 at most)
+    race = listed[0]
+    assert race["room"] == display_code(record_before.room or "") and "-" in race["room"]
+    assert race["started"].endswith("+00:00") and race["started"].startswith("20")
+    assert race["players"] == [p.name for p in record_before.players]
+    assert race["first"] == record_before.standings[0].name
+    assert server_main(["--list-races", "1", "--db", str(db)]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1
+    with pytest.raises(SystemExit):
+        server_main(["--list-races", "0", "--db", str(db)])
     assert server_main(["--export", "nosuchrace", "--db", str(db)]) == 1
     assert "nosuchrace" in capsys.readouterr().err
     assert server_main(["--export", over.race_id, "--db", ":memory:"]) == 2
