@@ -30,7 +30,7 @@ from protocol.messages import MAX_NAME, Kick, Member, Moved, RoomInfo, Settings
 from protocol.moves import Kind, Move
 
 from . import render, screens
-from .keys import PILE_KEYS, Keys, auto_home, host_settings, settings_of
+from .keys import HOST_KEYS, PILE_KEYS, Keys, auto_home, host_settings, settings_of
 from .model import LastResults, RaceModel
 from .net import Disconnected, ServerError
 from .safe import clean
@@ -757,11 +757,20 @@ class RaceApp(App[None]):
         if key == "r":
             # in the countdown: not ready after all, which stops it
             ready = model.phase == "lobby" and not (me and me.ready)
-            if not ready and model.status.startswith("you are ready"):
-                model.status = ""  # (the host's start said so: no longer true)
+            # each press says where it leaves you: the line before ("ready for the next race",
+            # "the countdown starts by itself...") stayed, no longer true (a trial)
+            model.status = (
+                "You are ready (r: not ready)."
+                if ready
+                else "You are not ready (r: ready)."
+                if model.phase == "lobby"
+                else "You stopped the countdown: not ready (r: ready)."
+            )
             await session.ready(ready)
             return
         if not model.is_host():
+            if key in HOST_KEYS and model.phase == "lobby":
+                model.status = f"Only the host ({model.host_name()}) changes the room: r is yours."
             return
         kick, self.kick_choice = self.kick_choice, None
         if kick is not None and key == "k" and len(kick) > 10:

@@ -91,7 +91,7 @@ class Keys:
                     self.model.status = f"Not allowed: {problem}."
                     return None
                 self.confirm_redeal = True
-                self.model.status = "Redeal? press r again (any other key: no)."
+                self.model.status = "Redeal? Press r again to redeal, any other key to play on."
                 return None
             self.confirm_redeal = False
             return self._checked(Move(Kind.REDEAL))
@@ -119,6 +119,14 @@ class Keys:
             return self._checked(move)
         pile = self.pile_of(key)
         if pile is None:
+            return None
+        if self.source is None and (state.resigned or state.won):
+            # refused at the pick, not at the target key after it (a trial)
+            self.model.status = (
+                "Not allowed: you have resigned: the game is over."
+                if state.resigned
+                else "Not allowed: the game is won: it stays won."
+            )
             return None
         if self.source is None:
             if not state.piles[pile] or self.movable(pile) == 0:
@@ -235,6 +243,10 @@ def settings_of(s: Settings | PublicSettings) -> Settings:
         time_limit=s.time_limit, undo=s.undo, seats=s.seats, private=s.private,
         winnable=s.winnable,
     )  # fmt: skip
+
+
+HOST_KEYS = frozenset({"s", "k", "g", "o", "v", "m", "t", "u", "+", "plus", "-", "minus", "p", "w"})
+"""The lobby's keys that only the host's press does something with (start, remove, settings)."""
 
 
 def host_settings(

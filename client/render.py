@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from rich.text import Text
 
 from protocol import cards
-from protocol.config import SPIDER
+from protocol.config import LOUIS, SPIDER, ST_HELENA
 from protocol.helena import foundation_name
 from protocol.messages import Progress, display_code, place_key
 from protocol.moves import UNKNOWN
@@ -621,8 +621,18 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
         if per >= 3:
             when = clock(p.finish_ms) if p.finish_ms is not None else ""
             detail = f" {plural(p.moves, 'move')}, {plural(p.undos, 'undo')}"
-            detail = detail[: width - 6].ljust(width - 6) + f"{when:>6}"
-            t.append(detail + "\n", style=DIM)
+            if game != ST_HELENA:
+                # the cards each has turned (Louis: shown from the stock), as the rules promise
+                # everyone sees (it was never drawn: a trial); where it fits
+                shown = "shown" if game == LOUIS else "turned"
+                longer = (
+                    f" {plural(p.moves, 'move')}, {p.turned} {shown}, {plural(p.undos, 'undo')}"
+                )
+                if len(longer) <= width - (6 if when else 0):  # (the time: once finished)
+                    detail = longer
+            if when:
+                detail = detail[: width - 6].ljust(width - 6) + f"{when:>6}"
+            t.append(detail[:width] + "\n", style=DIM)
     if hidden:
         t.append(f" +{hidden} more\n", style=DIM)
     return t

@@ -15,7 +15,7 @@ from client.seats import seats_path
 from client.session import join_command
 from protocol.config import GameConfig
 from protocol.game import new_game
-from protocol.messages import JoinRoom, MoveCmd, Ready, Settings, WireMove
+from protocol.messages import CreateRoom, JoinRoom, MoveCmd, Ready, Settings, WireMove
 from protocol.moves import Kind, tableau
 
 from .server_helpers import close_all, host_and_join, running_server
@@ -90,6 +90,11 @@ def test_resign_needs_two_presses() -> None:
     assert keys.press("x") is None and "Resign?" in model.status
     move = keys.press("x")
     assert move is not None and move.kind == Kind.RESIGN
+    assert model.state is not None
+    model.state.apply(move)
+    # resigned: a pile key is refused at once (it picked the pile, refused at the target: a trial)
+    assert keys.press("1") is None and keys.source is None
+    assert "you have resigned" in model.status
 
 
 async def wait_until(pilot: object, cond: Callable[[], bool], timeout: float = 8.0) -> None:
@@ -143,6 +148,30 @@ async def test_not_ready_after_start_drops_the_start_said_ready() -> None:
             await wait_until(pilot, lambda: not app.model.me_member().ready)  # type: ignore[union-attr]
             assert "you are ready" not in app.model.status
             await bob.close()
+
+
+async def test_each_ready_key_says_where_it_leaves_you() -> None:
+    """Back in the lobby ready ("ready for the next race"), r made Bob not ready and the line
+    went on saying he was ready; a host's key pressed by Bob did nothing, silently (a trial)."""
+    async with running_server() as server:
+        ann = Connection(server.url)
+        await ann.open()
+        joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=Settings()))
+        code = joined.room.code  # type: ignore[attr-defined]
+        app = RaceApp(Plan(action="join", name="Bob", url=server.url, code=code))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            me = app.model.me_member
+            await pilot.press("r")
+            await wait_until(pilot, lambda: bool(me() and me().ready))  # type: ignore[union-attr]
+            assert app.model.status == "You are ready (r: not ready)."
+            await pilot.press("r")
+            await wait_until(pilot, lambda: not me().ready)  # type: ignore[union-attr]
+            assert app.model.status == "You are not ready (r: ready)."
+            await pilot.press("g")
+            assert app.model.status.startswith("Only the host (Ann) changes the room")
+            assert server.hub.rooms[code].settings.game == "spider"
+        await ann.close()
 
 
 async def test_race_in_the_app_against_a_real_server() -> None:

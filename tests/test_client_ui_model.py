@@ -646,7 +646,7 @@ def test_st_helena_is_laid_out_around_the_foundations() -> None:
     assert grid.lines[y7 + 1].plain[x7:].strip()[0] == "7"
     # after a redeal the restriction is gone and the redeal order is told
     keys = Keys(model)
-    assert keys.press("r") is None and "Redeal? press r again" in model.status
+    assert keys.press("r") is None and "Redeal? Press r again" in model.status
     move = keys.press("r")
     assert move is not None and move.kind == Kind.REDEAL
     model.state.apply(move)
@@ -1043,7 +1043,7 @@ def sixteen_racing(you: int = 1, role: str = "player") -> RaceModel:
     model = RaceModel(name="me", you=you, role=role, phase="racing")
     model.room = room([member(1, "me")], state="racing")
     model.progress = [progress(1, "me", score=0)] + [
-        progress(i, f"Bot {i}", score=1000 - i, suits=i % 3) for i in range(2, 17)
+        progress(i, f"Bot {i}", score=1000 - i, suits=i % 3, turned=i) for i in range(2, 17)
     ]
     return model
 
@@ -1062,7 +1062,15 @@ def test_the_race_panel_uses_the_rows_it_has() -> None:
     two = render.opponents(model, 29, 33).plain  # two lines a player: the bars come back
     assert two.count("█") + two.count("░") > 0 and "moves" not in two
     three = render.opponents(model, 37, 56).plain  # 200x60: three lines a player
-    assert "16 move" not in three and three.count("0 moves, 0 undos") == 16
+    assert "16 move" not in three and three.count(" 0 moves, ") == 16
+    # and the cards each has turned, which the rules say everyone sees (never drawn: a trial)
+    for i in range(2, 17):
+        assert f"0 moves, {i} turned, 0 undos" in three, i
+    at_80 = render.opponents(model, 29, 56).plain  # the panel at 80 columns: it fits
+    assert at_80.count(" turned, 0 undos") == 16
+    narrow = render.opponents(model, 24, 56).plain  # where it does not: moves and undos
+    assert narrow.count("0 moves, 0 undos") == 16 and "turned" not in narrow
+    assert all(cell_len(line) <= 24 for line in narrow.splitlines())
 
 
 def test_a_spectator_sees_everyones_progress_in_the_main_area() -> None:
@@ -1078,7 +1086,7 @@ def test_a_spectator_sees_everyones_progress_in_the_main_area() -> None:
     assert "me" in small and "more" not in small
     big = render.board_grid(model, Keys(model), 56, 160).text().plain
     assert big.count("0/8 suits") + big.count("1/8 suits") + big.count("2/8 suits") == 16
-    assert big.count(" moves, 0 undos") == 16
+    assert big.count(" turned, 0 undos") == 16
 
 
 def test_many_watchers_take_one_line_and_the_settings_keys_stay() -> None:
