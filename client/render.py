@@ -624,9 +624,9 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
             if game != ST_HELENA:
                 # the cards each has turned (Louis: shown from the stock), as the rules promise
                 # everyone sees (it was never drawn: a trial); where it fits
-                shown = "shown" if game == LOUIS else "turned"
+                turned = "shown" if game == LOUIS else "turned"
                 longer = (
-                    f" {plural(p.moves, 'move')}, {p.turned} {shown}, {plural(p.undos, 'undo')}"
+                    f" {plural(p.moves, 'move')}, {p.turned} {turned}, {plural(p.undos, 'undo')}"
                 )
                 if len(longer) <= width - (6 if when else 0):  # (the time: once finished)
                     detail = longer
