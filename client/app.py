@@ -276,13 +276,14 @@ class RaceApp(App[None]):
                 from server.pool import DealPool
                 from server.store import Store
 
-                winnable = plan.settings is not None and plan.settings.winnable
+                # a pool that certifies nothing until a room asks (--deal winnable, or w in
+                # the lobby: without one, w said "this server does not certify deals": a trial)
                 self.server = RaceServer(
                     "127.0.0.1",
                     plan.port,
                     limits=Limits(countdown_ms=3000),
                     store=Store(":memory:"),
-                    pool=DealPool(size=1, prefill=False) if winnable else None,
+                    pool=DealPool(size=1, prefill=False),
                 )
                 await self.server.start()
                 url = self.server.url

@@ -39,7 +39,7 @@ from protocol.messages import (
 )
 from protocol.moves import IllegalMove, Kind, Move, Placed
 
-from .text import ordinal, safe
+from .text import ordinal, safe, sentence
 
 
 @dataclass
@@ -402,17 +402,17 @@ class RaceModel:
     def _on_kicked(self, e: Kicked, now: float) -> None:
         self.phase = "kicked"
         self.holding = False
-        self.say(e.message)
+        self.say(sentence(e.message))
 
     def _on_notice(self, e: Notice, now: float) -> None:
-        self.status = e.message
+        self.status = sentence(e.message)
 
     def _on_error(self, e: Error, now: float) -> None:
         if e.seq is None and e.code == "player_done":  # the server took you out (no move)
             self.out_reason = e.message
-            self.say(e.message)
+            self.say(sentence(e.message))
             return
-        self.status = e.message
+        self.status = sentence(e.message)
 
     # -- fairness ------------------------------------------------------------------------------
 

@@ -59,7 +59,7 @@ from .seats import (
     saved_seat,
 )
 from .terminal import program
-from .text import safe
+from .text import safe, sentence
 
 log = logging.getLogger("patience_race.client")
 
@@ -338,7 +338,7 @@ class Session:
         try:
             answer = await self._request(command)
         except ServerError as exc:
-            self.model.status = exc.message
+            self.model.status = sentence(exc.message)
             self.on_change()
             return None
         except (TimeoutError, Disconnected) as exc:

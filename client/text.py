@@ -99,6 +99,12 @@ def fit(text: str, width: int) -> str:
     return out + " " * max(0, width - cell_len(out))
 
 
+def sentence(text: str) -> str:
+    """A server's message as the status line shows it: a sentence, its first letter a capital
+    (the protocol's messages start in lower case, made to follow "Not allowed: " and the like)."""
+    return text[:1].upper() + text[1:]
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 deal``, ``2 deals``, ``0 deals``."""
     return f"{n} {word if n == 1 else (many or word + 's')}"

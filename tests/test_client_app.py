@@ -143,10 +143,10 @@ async def test_not_ready_after_start_drops_the_start_said_ready() -> None:
             await bob.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))  # type: ignore[union-attr]
             await wait_until(pilot, lambda: len(app.model.room.members) == 2)  # type: ignore[union-attr]
             await pilot.press("s")
-            await wait_until(pilot, lambda: "you are ready: waiting for Bob" in app.model.status)
+            await wait_until(pilot, lambda: "You are ready: waiting for Bob" in app.model.status)
             await pilot.press("r")
             await wait_until(pilot, lambda: not app.model.me_member().ready)  # type: ignore[union-attr]
-            assert "you are ready" not in app.model.status
+            assert "waiting for Bob" not in app.model.status
             await bob.close()
 
 
@@ -172,6 +172,17 @@ async def test_each_ready_key_says_where_it_leaves_you() -> None:
             assert app.model.status.startswith("Only the host (Ann) changes the room")
             assert server.hub.rooms[code].settings.game == "spider"
         await ann.close()
+
+
+async def test_a_certified_deal_can_be_asked_for_in_plays_lobby() -> None:
+    """``play``'s own server had no solver unless started with ``--deal winnable``: w in its
+    lobby said "this server does not certify deals" (a trial)."""
+    app = RaceApp(Plan(action="host", name="Ann", settings=Settings(game="st-helena")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: app.model.room is not None)
+        await pilot.press("w")
+        await wait_until(pilot, lambda: app.model.room.settings.winnable)  # type: ignore[union-attr]
+        assert "does not certify" not in app.model.status
 
 
 async def test_race_in_the_app_against_a_real_server() -> None:

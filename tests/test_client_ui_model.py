@@ -283,7 +283,7 @@ def test_model_messages_from_events() -> None:
     model.apply(RoomUpdate(room=room([member(1, "Ann"), member(2, "[/]x")])))
     assert model.status == "[/]x joined"
     model.apply(Kicked(message="room ABCD-2345 closed: only bots were left in the room"))
-    assert model.phase == "kicked" and model.status.startswith("room ABCD-2345 closed")
+    assert model.phase == "kicked" and model.status.startswith("Room ABCD-2345 closed")
 
 
 def test_a_released_seat_is_explained_after_a_snapshot() -> None:
