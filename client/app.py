@@ -85,6 +85,7 @@ class HelpScreen(ModalScreen[None]):
     """
 
     TEXT = screens.HELP
+    """The text (the keys of the screen asked from first: :func:`screens.help_text`)."""
     SCROLL_KEYS: ClassVar[dict[str, str]] = {
         "up": "scroll_up",
         "down": "scroll_down",
@@ -96,6 +97,11 @@ class HelpScreen(ModalScreen[None]):
         "home": "scroll_home",
         "end": "scroll_end",
     }
+
+    def __init__(self, text: str | None = None) -> None:
+        super().__init__()
+        if text is not None:
+            self.TEXT = text
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help", can_focus=False) as box:
@@ -436,7 +442,9 @@ class RaceApp(App[None]):
             }.get(m.phase, "you are still in the room")
             if m.holding:
                 goes_on = "you are still in the room"
-            main.update(screens.too_small(self.size.width, self.size.height, goes_on=goes_on))
+            # (the lobby's and the results' screens said "the race needs": a trial)
+            what = "the race" if goes_on.startswith("the race") else "this screen"
+            main.update(screens.too_small(self.size.width, self.size.height, what, goes_on))
         elif m.holding:
             main.update(screens.results(m, width, self.join_hint, height))
         elif m.phase == "lobby":
@@ -512,7 +520,8 @@ class RaceApp(App[None]):
             return
         event.stop()
         if key == "?" or key == "question_mark":
-            self.push_screen(HelpScreen())
+            phase = "results" if self.model.holding else self.model.phase
+            self.push_screen(HelpScreen(screens.help_text(phase)))
             return
         if key == "q":
             guests = self.guests()

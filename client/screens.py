@@ -572,3 +572,15 @@ Lobby: r ready / not ready;  the host: s ready and start, g game,
 Results: n rematch (watching: n follows the room once it has moved
   on), the host: s to the lobby at once;  q leave
 ?  this help: ↑↓ j k space scroll it, any other key goes back."""
+
+
+def help_text(phase: str) -> str:
+    """:data:`HELP` with the keys of the screen it is asked from first: in the lobby and the
+    results, their lines came after two pages of the race's (a trial)."""
+    lines = HELP.splitlines()
+    start = {"lobby": "Lobby:", "countdown": "Lobby:", "results": "Results:"}.get(phase)
+    if start is None:
+        return HELP
+    at = next(i for i, line in enumerate(lines) if line.startswith(start))
+    end = next((i for i in range(at + 1, len(lines)) if not lines[i].startswith("  ")), len(lines))
+    return "\n".join([lines[0], *lines[at:end], *lines[1:at], *lines[end:]])

@@ -492,6 +492,19 @@ def board_of(app: RaceApp) -> str:
     return text_of(app, "#board")
 
 
+async def test_a_lobby_too_small_does_not_speak_of_the_race() -> None:
+    """60x20 in the lobby said "the race needs at least 80x24" (a trial)."""
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1_DEAL1))
+        async with app.run_test(size=(60, 20)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            await pilot.pause(0.1)
+            assert board_of(app) == (
+                "This terminal is 60x20: this screen needs at least 80x24. "
+                "Make it bigger; you are still in the room."
+            )
+
+
 async def test_a_terminal_too_small_says_so_and_the_keys_still_work() -> None:
     """60x20: the board says the race needs 80x24 (it drew piles 8-0 on extra lines under 1-3,
     and clicks picked other cards than the one under the mouse); keys still play; made bigger,

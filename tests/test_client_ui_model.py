@@ -488,6 +488,12 @@ def test_footer_keys_match_each_screen() -> None:
         "h ",
     ):
         assert key in screens.HELP
+    # asked from the lobby or the results, their keys come first (past two pages: a trial)
+    for phase, first in (("lobby", "Lobby:"), ("countdown", "Lobby:"), ("results", "Results:")):
+        text = screens.help_text(phase)
+        assert text.splitlines()[1].startswith(first), phase
+        assert sorted(text.splitlines()) == sorted(screens.HELP.splitlines())
+    assert screens.help_text("racing") == screens.HELP
 
 
 def test_every_footer_and_the_racing_header_fit_80_columns() -> None:
