@@ -27,9 +27,10 @@ BELOW_ACES = range(6, 10)
 
 
 def foundation_name(f: int) -> str:
-    """``f1 (king of clubs, down)``: people number foundations from 1, kings first."""
+    """``f1 (clubs kings, down)``: people number foundations from 1, kings first (short: a rule
+    message naming two must fit the two lines of an 80-column status line)."""
     suit = cards.SUIT_NAMES[f % 4]
-    return f"f{f + 1} ({suit} {'kings, building down' if f < 4 else 'aces, building up'})"
+    return f"f{f + 1} ({suit} {'kings, down' if f < 4 else 'aces, up'})"
 
 
 class HelenaState(GameState):
@@ -197,7 +198,7 @@ class HelenaState(GameState):
         where = ""
         if self.first_deal and allowed != ALL_FOUNDATIONS and len(allowed) == 4:
             kind = "king" if allowed == KING_FOUNDATIONS else "ace"
-            where = f" (on the first deal pile {s + 1} plays only to the {kind} foundations)"
+            where = f" (first deal: pile {s + 1} plays to the {kind} foundations only)"
         return f"{cards.name(card)} does not go to a foundation{where}" + (
             ": " + "; ".join(wants) if wants else ""
         )

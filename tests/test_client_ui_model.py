@@ -919,13 +919,31 @@ def test_auto_home_keeps_the_cards_the_deals_need() -> None:
     assert auto_home(new_game(GameConfig("spider", {"suits": 1}), 1)) is None
 
 
+def test_st_helenas_longest_foundation_message_fits_two_lines_at_80_columns() -> None:
+    """ "...f4 (diamonds kings, building down) takes QD ne…": the end of the rule was cut off at
+    80x24 (a trial)."""
+    from protocol import cards
+    from protocol.helena import ACE_FOUNDATIONS, KING_FOUNDATIONS
+
+    state = new_game(GameConfig("st-helena", {}), 4)
+    assert state.first_deal
+    keys = "1-0-= pick  f/k/a home  r r redeal  u undo  xx resign  qq quit  ? help"
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    for allowed in (KING_FOUNDATIONS, ACE_FOUNDATIONS):
+        for card in range(52):
+            problem = state._foundation_problem(card, 11, allowed)  # pile 12: two digits
+            model.status = f"Not allowed: {problem}."
+            lines = screens.status_line(model, keys, False, 78).plain.split("\n")
+            assert len(lines) <= 3 and "…" not in lines[-2], (cards.name(card), lines)
+
+
 def test_a_long_message_takes_two_lines_and_the_keys_stay_on_screen() -> None:
     """A rule message longer than the screen (St. Helena's first-deal restriction) wrapped onto
     the keys' line and hid them."""
     model = RaceModel(name="Ann", you=1, phase="racing")
     model.status = (
         "Not allowed: QS does not go to a foundation (on the first deal pile 9 plays only to "
-        "the ace foundations): f6 (spades aces, building up) takes 2S next.\nand more"
+        "the ace foundations): f6 (spades aces, up) takes 2S next.\nand more"
     )
     keys = "1-0-= pick  f/k/a home  r r redeal  u undo  xx resign  qq quit  ? help"
     lines = screens.status_line(model, keys, False, 78).plain.split("\n")
