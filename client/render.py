@@ -372,9 +372,11 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     def put(yy: int, xx: int, text: Text, target: Target | None = None) -> None:
         later.append((yy, xx, text, target))
 
-    # top band: piles 1-4 above the kings, top card at the bottom of the band
-    for k, i in enumerate(range(0, 4)):
-        x = mid_x + k * cell
+    # top band: piles 1-4 above the kings, top card at the bottom of the band; their keys on
+    # one row, right above the tallest (a key right above each pile's own cards stood beside
+    # another pile's card, and read as one: a trial)
+    top_rows: list[list[tuple[Text, Target]]] = []
+    for i in range(0, 4):
         pile = state.piles[i]
         n = min(len(pile), band)
         first = len(pile) - n
@@ -387,8 +389,12 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         rows += [(card(i, j), ("card", i, j)) for j in range(first, len(pile))]
         if not pile:
             rows.append((Text("__".ljust(card_w), DIM), ("pile", i)))
+        top_rows.append(rows)
+    keys_y = y + band - max(len(rows) for rows in top_rows)
+    for k, (i, rows) in enumerate(zip(range(0, 4), top_rows, strict=True)):
+        x = mid_x + k * cell
         start = y + 1 + band - len(rows)
-        put(start - 1, x, key_label(i), ("pile", i))  # the key right above the pile's cards
+        put(keys_y, x, key_label(i), ("pile", i))
         for r, (text, target) in enumerate(rows):
             put(start + r, x, text, target)
         for r in range(y + 1, y + 1 + band):
@@ -458,9 +464,10 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         put(yy, rx, key_label(right), ("pile", right))
         grid.hits.append((yy, x0 - 1, x0 + side_w, ("pile", right)))
     y += 2
-    # bottom band: piles 7-10 below the aces, right to left, top card at the top of the band
-    for k, i in enumerate((9, 8, 7, 6)):
-        x = mid_x + k * cell
+    # bottom band: piles 7-10 below the aces, right to left, top card at the top of the band;
+    # their keys on one row, right below the longest
+    bottom_rows: list[list[tuple[Text, Target]]] = []
+    for i in (9, 8, 7, 6):
         pile = state.piles[i]
         n = min(len(pile), band)
         first = len(pile) - n
@@ -471,11 +478,15 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
             rows.append((Text(f"+{first}".ljust(card_w), DIM), ("pile", i)))
         if not pile:
             rows.append((Text("__".ljust(card_w), DIM), ("pile", i)))
+        bottom_rows.append(rows)
+    keys_y = y + max(len(rows) for rows in bottom_rows)
+    for k, (i, rows) in enumerate(zip((9, 8, 7, 6), bottom_rows, strict=True)):
+        x = mid_x + k * cell
         for r, (text, target) in enumerate(rows):
             put(y + r, x, text, target)
         for r in range(y, y + band):
             grid.hits.append((r, x, x + cell, ("pile", i)))
-        put(y + len(rows), x, key_label(i), ("pile", i))  # right below the pile's cards
+        put(keys_y, x, key_label(i), ("pile", i))
     for yy, xx, text, at in sorted(later, key=lambda p: (p[0], p[1])):
         grid.put(yy, xx, text, at)
 

@@ -615,6 +615,23 @@ def test_a_long_spider_pile_folds_only_cards_its_runs_imply() -> None:
     assert {0, 12, 13, 14, len(up) - 1} <= drawn  # the ends of the runs, and the lone 8H
 
 
+def test_st_helenas_pile_keys_sit_on_a_row_of_their_own() -> None:
+    """A key right above (or below) each pile's own cards stood beside a longer pile's card and
+    read as a card ("1  8C"): the keys of a band are on one row, past its longest pile (a
+    trial)."""
+    model = RaceModel(name="me", phase="racing")
+    state = new_game(GameConfig("st-helena", {}), 4)
+    state.piles[1].extend([state.piles[10].pop(), state.piles[11].pop()])  # pile 2: 3 cards
+    state.piles[8].append(state.piles[5].pop())  # pile 9 (bottom band): 2 cards
+    model.state = state
+    lines = render.board_grid(model, Keys(model), 27, 86).text().plain.splitlines()
+    card = re.compile(r"\b[2-9TJQKA][CDHS]\b")
+    top = [line for line in lines if re.fullmatch(r"\s*1\s+2\s+3\s+4\s*", line)]
+    bottom = [line for line in lines if re.fullmatch(r"\s*0\s+9\s+8\s+7\s*", line)]
+    assert len(top) == 1 and len(bottom) == 1, "\n".join(lines)
+    assert not card.search(top[0] + bottom[0])
+
+
 def test_st_helena_is_laid_out_around_the_foundations() -> None:
     """Where every card fits around the foundations (a race at 120x30, practice at 100x30), the
     board is PySolFC's; each pile's key sits right by its cards."""
