@@ -73,7 +73,12 @@ class PracticeApp(RaceApp):
 
     async def setup(self) -> None:  # no server, no room
         self._sync()
-        self.model.status = "Practice: h for a hint, u undoes as far back as you like, ? for keys."
+        p = self.practice
+        # (the deal's number whole, to replay it, however narrow the header: it goes last there)
+        self.model.status = (
+            f"Practice: {p.config.title} #{p.number}. h for a hint, u undoes as far back as "
+            "you like, ? for keys."
+        )
         self.refresh_view()
 
     async def shutdown(self) -> None:
@@ -106,25 +111,31 @@ class PracticeApp(RaceApp):
     def header(self) -> Text:
         """Counters, auto-home, then the game and its deal number; on a narrow screen the words
         give way first (the second score's name, "auto-"), then the game and its number (to
-        replay it) go first, and a long deal number leaves the counters to be cut instead."""
+        replay it) go first; a long deal number (a random one has 20 digits) goes last of all, to
+        the end of the line, where it is cut rather than the undos and auto-home (a trial: the
+        record and the results keep it whole)."""
         t = self._header("aisleriot ", "auto-home", True)
         for second, home, label in (
             ("", "auto-home", True),
             ("", "home", True),
             ("", "home", False),
             (None, "home", False),  # the second score last (in the results, and ? names it)
+            (None, "home", None),
         ):
             if t.cell_len <= self.size.width:
                 break
             t = self._header(second, home, label)
         return t
 
-    def _header(self, second: str | None, home: str, label: bool) -> Text:
+    def _header(self, second: str | None, home: str, label: bool | None) -> Text:
+        """``label``: "Practice" first and the game and number last (True), the game and number
+        first (False), or the game first and its number last (None)."""
         p = self.practice
         s = p.state
         t = Text(no_wrap=True, overflow="ellipsis")
         title = f"{p.config.title} #{p.number}"
-        t.append(" Practice " if label else f" {title} ", style="bold")
+        first = {True: "Practice", False: title, None: p.config.title}[label]
+        t.append(f" {first} ", style="bold")
         minutes, seconds = divmod(int(p.elapsed()), 60)
         t.append(f" {minutes}:{seconds:02d}", style="yellow")
         t.append(f"  score {s.score()}", style="bold green")
@@ -138,6 +149,8 @@ class PracticeApp(RaceApp):
             t.append(f"  {home} {'on' if self.auto_home else 'off'}", style=render.DIM)
         if label:
             t.append(f"  {title}", style="bold")
+        elif label is None:
+            t.append(f"  #{p.number}", style="bold")
         return t
 
     def footer(self) -> str:

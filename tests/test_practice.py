@@ -262,7 +262,12 @@ async def test_the_practice_header_keeps_the_game_and_its_deal_number_at_80_colu
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: "Stock 50" in board_text(app))
         header = app.header().plain
-        assert header.startswith(f" Spider (2 suits) #{number}  0:0"), header
+        # the game first; the counters and auto-home whole (the undos and auto-home were cut
+        # behind a long number: a trial); the number last, and whole in the status line
+        assert header.startswith(" Spider (2 suits)  0:0"), header
+        shown = header[:80]
+        assert "0 undos  home on" in shown and "#98765" in shown, shown
+        assert f"Spider (2 suits) #{number}" in app.model.status
     short = PracticeApp(SPIDER1, 1)
     async with short.run_test(size=(120, 30)) as pilot:
         await wait_until(pilot, lambda: "Stock 50" in board_text(short))
@@ -378,7 +383,8 @@ async def test_the_practice_header_keeps_the_hints_with_a_long_deal_number(
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.5)
         shown = str(app.top.render())[:80]  # what 80 columns show of it (the rest is cut)
-        assert "#21358235365794540359" in shown and "0 hints" in shown, shown
+        assert "0 hints  0 moves  0 undos" in shown and "#2135823536" in shown, shown
+        assert "#21358235365794540359" in app.model.status
 
 
 async def test_the_st_helena_board_stays_put_through_a_message_of_two_lines(
