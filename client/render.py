@@ -514,13 +514,15 @@ def _helena_rows(grid: Grid, model: RaceModel, keys: Keys, y: int, width: int, c
     assert state is not None
     sel = keys.source
     cell = card_w + 1
-    line = Text("kings ", DIM)
+    # the foundations' numbers too: the messages name them (f4), which nothing here showed
+    line = Text("kings f1-4 ", DIM)
     grid.put(y, 0, line)
     x = line.cell_len
     for f in range(8):
         if f == 4:
-            grid.put(y, x, Text(" aces ", DIM))
-            x += 6
+            aces = Text(" aces f5-8 ", DIM)
+            grid.put(y, x, aces)
+            x += aces.cell_len
         fnd = state.foundations[f]
         text = card_text(fnd[-1], "", card_w) if fnd else Text("--".ljust(card_w), DIM)
         grid.put(y, x, text, ("foundation", f))
