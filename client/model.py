@@ -409,8 +409,8 @@ class RaceModel:
 
     def _on_error(self, e: Error, now: float) -> None:
         if e.seq is None and e.code == "player_done":  # the server took you out (no move)
-            self.out_reason = e.message
-            self.say(sentence(e.message))
+            self.out_reason = sentence(e.message)
+            self.say(self.out_reason)
             return
         self.status = sentence(e.message)
 

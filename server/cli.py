@@ -634,6 +634,18 @@ async def serve(
         cluster=cluster,
         pool=pool,
     )
+    stop = server.stopping
+    loop = asyncio.get_running_loop()
+    # before it listens: a stop asked for while it starts (its rooms restored, its "listening"
+    # said) is a drain once it has started, not a kill without one.  SIGHUP: the terminal the
+    # server was started from closed (it killed the server without a drain: an operator trial);
+    # there is no configuration to read again.  Ignored, as nohup leaves it, it stays ignored:
+    # the server was started to outlive its terminal
+    stopping = [signal.SIGTERM, signal.SIGINT]
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+        stopping.append(signal.SIGHUP)
+    for sig in stopping:
+        loop.add_signal_handler(sig, stop.set)
     try:
         await server.start()
     except OSError as exc:  # the port is taken, or the address is not this machine's
@@ -651,12 +663,6 @@ async def serve(
         store.close()
         return 2
     tune_gc()
-    stop = server.stopping
-    loop = asyncio.get_running_loop()
-    # SIGHUP: the terminal the server was started from closed (it killed the server without a
-    # drain: an operator trial); there is no configuration to read again
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await server.drain()
     return 1 if server.failed else 0

@@ -214,16 +214,24 @@ class Cluster:
         return (node, url) if url is not None else None
 
     def remote_summaries(self, limit: int) -> list[RoomSummary]:
+        """Up to ``limit`` public rooms of the other nodes, those one can join first (a lobby
+        with a free seat), then the other lobbies, then races, then results (as each node
+        lists its own; who opened them is not published, so no cap by address here)."""
         out: list[RoomSummary] = []
         for node, rooms in self.public.items():
             if node not in self.nodes:
                 continue
             for doc in rooms.values():
-                if len(out) >= limit:
-                    return out
                 with contextlib.suppress(ValueError):
                     out.append(RoomSummary.model_validate_json(doc))
-        return out
+
+        def order(r: RoomSummary) -> int:
+            if r.state == "lobby":
+                return 0 if r.players < r.seats else 1
+            return 2 if r.state in ("countdown", "racing") else 3
+
+        out.sort(key=order)  # (stable: each node's own order kept within a rank)
+        return out[:limit]
 
     async def find_race(self, race_id: str) -> tuple[str, str] | None:
         """(node, URL) of the node holding finished race ``race_id``, asking Redis if need be."""

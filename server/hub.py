@@ -828,6 +828,7 @@ class Hub(Upkeep):
         member.peer = conn.peer
 
     def _close_room(self, room: Room, now: float, out: Outbox, why: str = "") -> None:
+        self._give_back_deal(room)  # (a countdown's: its race never began)
         if room.race is not None and room.state == "racing":
             for sid in room.race.seats:
                 room.race.drop(sid, "left", now)

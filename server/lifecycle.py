@@ -113,10 +113,21 @@ class RaceLifecycle:
         out.reply(conn.id, Ack(seq=cmd.seq))
         self._countdown_if_all_ready(room, now, out)
 
-    def _stop_countdown(self, room: Room, by: MemberState, out: Outbox) -> None:
+    def _give_back_deal(self, room: Room) -> None:
+        """A countdown ends before its race began (stopped, or its room closed): a certified
+        deal goes back to the pool, no card of it shown (a countdown started and stopped, or
+        a room opened, started and left, over and over, drained the pool for everyone)."""
         race = room.race
-        if race is not None and race.solution is not None and self.pool is not None:
+        if (
+            room.state == "countdown"
+            and race is not None
+            and race.solution is not None
+            and self.pool is not None
+        ):
             self.pool.give_back(race.config, race.number, race.solution)
+
+    def _stop_countdown(self, room: Room, by: MemberState, out: Outbox) -> None:
+        self._give_back_deal(room)
         room.state = "lobby"
         room.race = None
         room.countdown_end = None
@@ -198,8 +209,12 @@ class RaceLifecycle:
             self._broadcast(room, Error(seq=None, code="not_ready", message=why), out)
 
     def _no_deal_yet(self, room: Room) -> bool:
-        """The room asks for a certified winnable deal and none is ready."""
-        return room.settings.winnable and self.pool is not None and not self.pool.count(room.config)
+        """The room asks for a certified winnable deal and none is ready (its game keeps its
+        place among those the solver works for first)."""
+        if not room.settings.winnable or self.pool is None or self.pool.count(room.config):
+            return False
+        self.pool.awaited(room.config)
+        return True
 
     def _race_wait(self, room: Room, now: float) -> float:
         """Seconds until the address that created ``room`` may start another race (0: now)."""

@@ -53,7 +53,8 @@ class Limits:
     resume_burst: int = 60
     """...with this many at once (a class behind one address, back after a restart)."""
     keep_days: float = 30.0
-    """Races (finished or not) older than this are deleted, with their moves; 0 keeps all."""
+    """Races (finished or not) older than this are deleted, with their moves; 0 keeps all
+    (within ``max_db_mb``)."""
     max_db_mb: float = 2048.0
     """Past this many megabytes of data in the database, the oldest races are deleted (live
     rooms' kept), whatever their age: a legal move and its undo over and over, from every

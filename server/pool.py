@@ -149,6 +149,19 @@ class DealPool:
         self.starved.setdefault(key, None)
         return None
 
+    def awaited(self, config: GameConfig) -> None:
+        """A room is waiting for a deal of ``config`` (and starts once one is ready): the game
+        keeps its place among those the solver works for first, even if another room took the
+        deal made for it."""
+        key = key_of(config)
+        if self.ready.get(key):
+            return
+        if key not in self.wanted:
+            self.want(config)
+        if key not in self.starved:
+            self.starved[key] = None
+            self._wake.set()
+
     def give_back(self, config: GameConfig, number: int, solution: list[str]) -> None:
         """A deal taken for a countdown that was stopped before the race began: no card of it
         was shown (its commitment's salt is the race's own), so the next room gets it; a
@@ -184,8 +197,10 @@ class DealPool:
         self._pending.clear()
 
     def _needs(self) -> list[Key]:
-        """Games short of deals: those a room waits for, the first asked first, then the others,
-        the most recently wanted first."""
+        """Games short of deals: those a room waits for, the first asked first (a game whose
+        try failed goes to the back of them: a room waiting for Louis, which the solver seldom
+        wins, must not hold up one waiting for Spider), then the others, the most recently
+        wanted first."""
         order = [k for k in self.starved if k in self.wanted]
         order += [k for k in reversed(self.wanted) if k not in self.starved]
         return [k for k in order if len(self.ready.get(k, ())) + self.running.get(k, 0) < self.size]
@@ -214,6 +229,8 @@ class DealPool:
                 key = owner.pop(fut)
                 self.running[key] -= 1
                 self.tried += 1
+                if key in self.starved and (fut.cancelled() or fut.exception() or not fut.result()):
+                    self.starved.move_to_end(key)  # not won: the other waiting games first
                 try:
                     got = fut.result()
                 except Exception as exc:

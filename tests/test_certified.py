@@ -16,6 +16,7 @@ from protocol.messages import (
     Countdown,
     CreateRoom,
     Error,
+    Leave,
     RaceOver,
     RaceStart,
     Ready,
@@ -26,6 +27,7 @@ from server.pool import ALL_GAMES, DealPool, certify, key_of
 
 from .server_helpers import (
     close_all,
+    eventually,
     fast_limits,
     host_and_join,
     move,
@@ -197,6 +199,57 @@ async def test_a_countdown_stopped_gives_its_certified_deal_back() -> None:
             await conns[1].request(Ready(seq=0, ready=False))
             assert server.hub.rooms[code].state == "lobby"
             assert pool.ready[key_of(ONE_SUIT)] == deque([(7, ["r"])])
+        await close_all(conns)
+
+
+async def test_a_game_the_solver_seldom_wins_does_not_hold_up_the_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rooms waiting for Louis (seldom won) and then for Spider: a game whose try failed goes
+    behind the other waiting games (first asked, first served kept the solver on Louis while
+    the Spider room waited: a review)."""
+    louis = GameConfig("louis", {})
+
+    async def certify_fake(
+        game: str, options: object, numbering: str, seconds: float
+    ) -> tuple[int, list[str]] | None:
+        await asyncio.sleep(0.01)
+        return None if game == "louis" else (7, ["r"])
+
+    monkeypatch.setattr("server.pool.certify", certify_fake)
+    pool = DealPool(size=1, seconds=1, prefill=False)
+    assert pool.take(louis) is None and pool.take(ONE_SUIT) is None
+    pool.start()
+    try:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 5
+        while not pool.count(ONE_SUIT):
+            assert loop.time() < end, "the Spider room waited behind Louis"
+            await asyncio.sleep(0.02)
+        assert key_of(louis) in pool.starved and key_of(ONE_SUIT) not in pool.starved
+        # a room still waiting keeps its game's place, even if another room took its deal
+        pool.take(ONE_SUIT)
+        pool.starved.pop(key_of(ONE_SUIT), None)
+        pool.awaited(ONE_SUIT)
+        assert key_of(ONE_SUIT) in pool.starved
+    finally:
+        await pool.stop()
+
+
+async def test_a_room_closed_in_its_countdown_gives_its_certified_deal_back() -> None:
+    """A host alone: start (the countdown takes a deal), then leave: the room closed and the
+    deal was thrown away, a room's creation the only cost of draining the pool (a review)."""
+    pool = DealPool(size=1, seconds=1, prefill=False)  # filled by hand, never started
+    pool.ready[key_of(ONE_SUIT)] = deque([(7, ["r"])])
+    settings = Settings(game="spider", options={"suits": 1}, winnable=True)
+    async with running_server(limits=fast_limits(countdown_ms=60_000), pool=pool) as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann"], settings)
+        await conns[0].request(Start(seq=0))
+        await conns[0].wait_for(Countdown)
+        assert pool.count(ONE_SUIT) == 0
+        await conns[0].request(Leave(seq=0))
+        await eventually(lambda: code not in server.hub.rooms, 5)
+        assert pool.ready[key_of(ONE_SUIT)] == deque([(7, ["r"])])
         await close_all(conns)
 
 

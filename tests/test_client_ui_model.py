@@ -1019,7 +1019,7 @@ def test_a_racer_out_for_making_no_move_is_told_why_and_the_others_see_it() -> N
     model.apply(Error(seq=None, code="player_done", message=message))
     out = [progress(1, "Ann"), progress(2, "Bob", "left"), progress(3, "Cy")]
     model.apply(ProgressUpdate(elapsed_ms=600_000, players=out))
-    assert model.status == f"{message}; waiting for Ann, Cy"  # not overwritten by the wait
+    assert model.status == f"N{message[1:]}; waiting for Ann, Cy"  # not overwritten by the wait
     # the others: a racer still connected but out is out for idling, not gone
     assert progress_changes(players, out, 1) == ["Bob is out: no move for too long"]
     gone = [progress(1, "Ann"), progress(2, "Bob", "left", connected=False), progress(3, "Cy")]

@@ -1056,3 +1056,34 @@ def test_a_redis_error_is_logged_without_its_traceback(caplog: pytest.LogCapture
     except KeyError:
         cluster._failed("publish")
     assert [bool(r.exc_info) for r in caplog.records] == [True]
+
+
+def test_other_nodes_rooms_are_listed_joinable_first() -> None:
+    """The other nodes' rooms came in the order they were announced: one node's rooms held
+    open filled the rest of every list (a review); now as a node lists its own, by kind."""
+    from protocol.messages import RoomSummary
+    from server.cluster import Cluster
+    from server.hub import Hub
+    from server.limits import Limits
+
+    cluster = Cluster(Hub(Limits()), ClusterConfig("node1", "redis://127.0.0.1:1/0"), 8701)
+    cluster.nodes = {"node2": "/n/node2/"}
+
+    def summary(code: str, state: str, players: int) -> str:
+        return RoomSummary(
+            code=code, state=state, title="Spider", mode="first", players=players, seats=4,
+            spectators=0,
+        ).model_dump_json()  # fmt: skip
+
+    cluster.public = {
+        "node2": {
+            "RACE0000": summary("RACE0000", "racing", 4),
+            "DONE0000": summary("DONE0000", "results", 2),
+            "FULL0000": summary("FULL0000", "lobby", 4),
+            "OPEN0000": summary("OPEN0000", "lobby", 1),
+        },
+        "gone": {"GONE0000": summary("GONE0000", "lobby", 1)},  # a node no longer in the cluster
+    }
+    codes = [r.code for r in cluster.remote_summaries(10)]
+    assert codes == ["OPEN0000", "FULL0000", "RACE0000", "DONE0000"]
+    assert [r.code for r in cluster.remote_summaries(2)] == ["OPEN0000", "FULL0000"]

@@ -70,3 +70,15 @@ def test_a_server_reads_a_command_exactly_as_its_schema_says() -> None:
         decode_command(frame({"type": "list_rooms", "seq": 1, "page": 2}))
     assert caught.value.code == "bad_message"
     assert caught.value.seq == 1
+
+
+def test_the_tests_read_the_servers_frames_strictly() -> None:
+    """The tests' own reading of a server frame keeps every field the schema does not know an
+    error: a field outside it would be a server bug, a hidden card in a field of its own."""
+    from tests.server_helpers import decode as strict
+
+    data = race_over()
+    data["standings"][0]["hidden"] = "KS"
+    with pytest.raises(DecodeError) as caught:
+        strict(frame(data))
+    assert "standings.0.hidden" in caught.value.message

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from protocol.codec import decode, encode
+from protocol.codec import encode
 from protocol.messages import (
     PROTOCOL_VERSION,
     Ack,
@@ -47,7 +47,7 @@ from server.hub import Hub, check_name, display_code, normalize_code
 from server.limits import Limits, TokenBucket
 
 from .rules_helpers import one_move_from_stuck
-from .server_helpers import Lines, pick_move
+from .server_helpers import Lines, decode, pick_move
 
 
 class Harness:

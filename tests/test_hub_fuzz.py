@@ -30,7 +30,7 @@ import server.lifecycle
 import server.race
 import server.rooms
 from protocol import cards
-from protocol.codec import decode, encode
+from protocol.codec import encode
 from protocol.messages import (
     PROTOCOL_VERSION,
     Ack,
@@ -68,7 +68,7 @@ from server.outbox import Outbox
 from server.race import Race
 from server.rooms import MAX_KEPT_OUT, MAX_SPECTATORS, SeqCache, display_code
 
-from .server_helpers import leaves
+from .server_helpers import decode, leaves
 from .test_hub import Harness
 
 # -- the world the machine plays in -----------------------------------------------------------

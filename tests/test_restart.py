@@ -61,9 +61,14 @@ class ServerProcess:
         self.proc: asyncio.subprocess.Process | None = None
         self.url = ""
 
-    async def start(self) -> str:
+    async def start(self, nohup: bool = False) -> str:
+        """Start it (``nohup``: with SIGHUP ignored, as ``nohup`` starts a program)."""
         args = ["--port", str(self.port), "--db", str(self.db), "--countdown-ms", "50"]
         args += ["--log-format", "json", "--grace", "30"]
+
+        def ignore_hup() -> None:
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -72,6 +77,7 @@ class ServerProcess:
             cwd=ROOT,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
+            preexec_fn=ignore_hup if nohup else None,
         )
         assert self.proc.stderr is not None
         while True:
@@ -222,6 +228,19 @@ async def test_a_closed_terminal_sighup_drains_as_sigterm_does(tmp_path: Path) -
             assert await server.kill(signal.SIGHUP) == 0  # drained; a kill is -1
             notice = await conn.wait_for(Notice)
             assert notice.code == "shutdown"
+    # started with nohup (SIGHUP ignored) to outlive its terminal: it does (a review)
+    async with server_process(tmp_path / "races.sqlite3") as server:
+        url = await server.start(nohup=True)
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGHUP)  # (right after "listening": handled by then)
+        await asyncio.sleep(1.0)
+        assert server.proc.returncode is None
+        async with Connection(url) as conn:
+            await conn.request(ListRooms(seq=0))
+    # a SIGTERM right after "listening" drains too (the handlers came after it: a kill)
+    async with server_process(tmp_path / "races.sqlite3") as server:
+        await server.start()
+        assert await server.kill(signal.SIGTERM) == 0
 
 
 async def test_after_a_restart_everyone_is_back_within_seconds(tmp_path: Path) -> None:

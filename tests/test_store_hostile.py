@@ -3,6 +3,7 @@ their space given back, and a private room's code is never kept."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import subprocess
@@ -16,7 +17,14 @@ from protocol.messages import RaceOver, Settings
 from server.durable import LiveRooms
 from server.store import MIGRATIONS, SCHEMA_V1, SCHEMA_VERSION, Store, StoreError
 
-from .server_helpers import close_all, host_and_join, move, running_server, start_race
+from .server_helpers import (
+    close_all,
+    fast_limits,
+    host_and_join,
+    move,
+    running_server,
+    start_race,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -221,8 +229,6 @@ async def test_a_database_past_its_size_loses_its_oldest_races_whatever_their_ag
     store = Store(path)
     full = store.data_bytes()
     cap_mb = full / 2 / 2**20
-    from .server_helpers import fast_limits
-
     limits = fast_limits(keep_days=30, max_db_mb=cap_mb)
     # every race an hour old: far younger than keep_days
     store.db.execute("UPDATE races SET started_at = started_at + ?", (time.time() - 3600,))
@@ -231,7 +237,7 @@ async def test_a_database_past_its_size_loses_its_oldest_races_whatever_their_ag
         deadline = time.monotonic() + 20
         while store.data_bytes() > cap_mb * 2**20:
             assert time.monotonic() < deadline, "the database stayed past its size"
-            await __import__("asyncio").sleep(0.05)
+            await asyncio.sleep(0.05)
         left = [r[0] for r in store.db.execute("SELECT id FROM races ORDER BY id")]
         assert 0 < len(left) < 200
         assert left == [f"race{i:08d}" for i in range(200 - len(left), 200)]  # the newest kept
