@@ -119,6 +119,9 @@ class Keys:
             return self._checked(move)
         pile = self.pile_of(key)
         if pile is None:
+            if key in ("-", "="):
+                # piles 11 and 12 are St. Helena's and Louis's (it did nothing, silently)
+                self.model.status = f"There are {self.piles()} piles: 1 to 9, and 0 for pile 10."
             return None
         if self.source is None and (state.resigned or state.won):
             # refused at the pick, not at the target key after it (a trial)

@@ -114,7 +114,7 @@ def footer_keys(model: RaceModel) -> str:
         if model.role != "player":
             return "q: leave   ?: help"
         if model.is_host():
-            return "r: stop the countdown  g/o/v/m/t/u/+/-/p/w: settings (stops it)  q q: leave"
+            return "r: stop the countdown  g/o/v/m/t/u/+/-/p/w: settings  q q: leave  ?: help"
         return "r: not ready (stops the countdown)   q q: leave   ?: help"
     if phase == "lobby":
         if model.role != "player":

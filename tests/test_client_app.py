@@ -92,6 +92,9 @@ def test_resign_needs_two_presses() -> None:
     assert move is not None and move.kind == Kind.RESIGN
     assert model.state is not None
     model.state.apply(move)
+    # Spider has no pile 11 or 12: said (it did nothing, silently: a trial)
+    spider = model_with("spider", 3)
+    assert Keys(spider).press("-") is None and "1 to 9, and 0 for pile 10" in spider.status
     # resigned: a pile key is refused at once (it picked the pile, refused at the target: a trial)
     assert keys.press("1") is None and keys.source is None
     assert "you have resigned" in model.status
