@@ -196,7 +196,17 @@ class RaceModel:
 
     def _on_joined(self, e: Joined, now: float) -> None:
         self.you, self.role, self.token = e.you, e.role, e.token
+        self._another_race(e.room.race_id)
         self._set_room(e.room, now)
+
+    def _another_race(self, race_id: str | None) -> None:
+        """The room is in a race this client never saw start (a rematch begun while it was
+        away, a seat taken again after a release): nothing of the last race's board, witness
+        or clock goes with it.  (Kept, the last race's witness was checked against the new
+        race's reveal: "the revealed deal does not match", a false alarm; and its board was
+        drawn as if still raced: a bad-network trial.)"""
+        if race_id is not None and self.race_id is not None and race_id != self.race_id:
+            self._reset_race()
 
     def _on_room(self, e: RoomUpdate, now: float) -> None:
         self._set_room(e.room, now)
@@ -343,6 +353,7 @@ class RaceModel:
         if self.room is None or self.room.code != e.room.code:
             self.bots = set()
         self.bots |= {m.id for m in e.room.members if m.bot}  # (a seat taken back: as _set_room)
+        self._another_race(e.room.race_id)
         self.room = e.room
         self.progress = e.progress
         self.needs_resync = False

@@ -128,7 +128,7 @@ class Session:
         """The connection was given up for want of an answer (:meth:`_drop`), not lost."""
         self.answer_timeout = 10.0
         """Seconds a command waits for its answer before the link counts as stalled."""
-        self.unsettled: tuple[int, int] | None = None
+        self.unsettled: tuple[int, int, bool] | None = None
         """A move sent whose answer never came (the link stalled or dropped): the board's
         moves and undos when it was sent, to tell from the snapshot after the reconnection
         whether it was made."""
@@ -282,14 +282,25 @@ class Session:
         unsettled, self.unsettled = self.unsettled, None
         state = self.model.state
         note = ""
-        if unsettled is not None and state is not None and self.model.phase == "racing":
-            made = (state.moves, state.undos) != unsettled
-            note = (
-                " Your last move was made."
-                if made
-                else " Your last move did not reach the server: make it again."
-            )
         me = self.model.my_progress()
+        if unsettled is not None and state is not None and self.model.phase == "racing":
+            moves, undos, resigning = unsettled
+            if resigning:
+                # a resignation changes no count: the server's word on this seat says it (it
+                # said "did not reach the server" of one made: a bad-network trial)
+                made = me is not None and me.status == "resigned"
+                note = (
+                    " You have resigned, as you asked."
+                    if made
+                    else " Your resignation did not reach the server: x x again to resign."
+                )
+            else:
+                made = (state.moves, state.undos) != (moves, undos)
+                note = (
+                    " Your last move was made."
+                    if made
+                    else " Your last move did not reach the server: make it again."
+                )
         if snap.role == "player" and me is not None and me.status == "disconnected":
             self.model.status = RELEASED
         elif snap.role == "player" and me is None and self.model.phase == "racing":
@@ -333,7 +344,8 @@ class Session:
         says whether the move was made.  (It said "reconnecting" and let the next key through:
         a deal typed again was dealt twice once the link came back.)"""
         state = self.model.state
-        board = (state.moves, state.undos) if state is not None else None
+        resigning = isinstance(command, MoveCmd) and command.move.kind == "resign"
+        board = (state.moves, state.undos, resigning) if state is not None else None
         sent_on = self.conn
         try:
             answer = await self._request(command)

@@ -16,6 +16,7 @@ from protocol.messages import (
     MoveCmd,
     Moved,
     RaceOver,
+    Rematch,
     Resume,
     RoomUpdate,
     Settings,
@@ -84,6 +85,41 @@ def test_cards_seen_before_a_reconnection_are_still_checked() -> None:
     liar = fed(tampered(honest))
     assert liar.verified is False, liar.verdict
     assert "WARNING" in liar.verdict and "move 1 showed" in liar.verdict
+
+
+def test_back_after_a_race_run_without_you_its_deal_is_not_checked_against_yours() -> None:
+    """Ann away on her results; the others' rematch races without her; back, she is shown that
+    race's results: her client checked her own race's witness against the new race's reveal
+    and cried "the revealed deal does not match" (a bad-network trial), and drew her old board
+    as if she still raced it."""
+    h = Harness()
+    code, (ann, bob, cy), joined = h.race(
+        Settings(game="spider", options={"suits": 1}), "Ann", "Bob", "Cy"
+    )
+    wire = pick_move(h.hub.rooms[code].race.seats[joined[0].you].state, deals=False)  # type: ignore[union-attr]
+    assert wire is not None
+    assert isinstance(h.cmd(ann, MoveCmd(seq=0, move=wire)), Moved)
+    for c in (ann, bob, cy):
+        resign(h, c)
+    first = h.got(ann, RaceOver)
+    assert first
+    mine = [joined[0], *h.inbox[ann]]
+    h.take(h.hub.disconnect(ann, h.now))
+    for c in (bob, cy):
+        h.cmd(c, Rematch(seq=0))
+    h.tick(h.hub.limits.countdown_ms / 1000)
+    room = h.hub.rooms[code]
+    assert room.state == "racing" and room.race is not None
+    assert room.race.race_id != first[0].race_id and joined[0].you not in room.race.seats
+    for c in (bob, cy):
+        resign(h, c)
+    assert room.state == "results"
+    ann2 = h.connect()
+    snap = h.cmd(ann2, Resume(seq=0, code=code, token=joined[0].token))
+    assert isinstance(snap, Snapshot) and snap.board is None and snap.reveal is not None
+    model = fed([*mine, snap])
+    assert model.verified is True and "WARNING" not in (model.verdict or ""), model.verdict
+    assert model.state is None  # no board of hers in that race: none drawn
 
 
 def pick_move_showing(h: Harness, code: str, you: int) -> WireMove:

@@ -452,6 +452,39 @@ async def test_a_move_left_without_an_answer_is_never_made_twice(lost: bool) -> 
         await ann.close()
 
 
+@pytest.mark.parametrize("lost", [False, True])
+async def test_a_resignation_left_without_an_answer_is_said_made_or_not(lost: bool) -> None:
+    """A resignation changes no count of moves or undos: one that reached the server was said
+    to have been lost ("make it again") beside standings saying "resigned" (a bad-network
+    trial).  The seat's status says whether it was made."""
+    from protocol.moves import Kind, Move
+
+    async with running_server(fast_limits()) as server, StallProxy(server.port) as proxy:
+        model = RaceModel(name="Ann")
+        ann = Session(proxy.url, model)
+        ann.remember = False
+        ann.answer_timeout = 0.5
+        await ann.connect()
+        await ann.create("Ann", Settings(options={"suits": 1}))
+        ann.start_events()
+        bob = Connection(server.url)
+        await bob.open()
+        await bob.request(JoinRoom(seq=0, code=ann.code or "", name="Bob"))
+        await bob.request(Ready(seq=0))
+        await ann.start()
+        await eventually(lambda: model.phase == "racing" and model.state is not None)
+        proxy.stall(drop=lost)
+        assert await ann.move(Move(Kind.RESIGN)) is None
+        proxy.go()
+        await eventually(lambda: ann.connected and "resign" in model.status, 10)
+        if lost:
+            assert model.status.endswith("did not reach the server: x x again to resign.")
+        else:
+            assert model.status.endswith("You have resigned, as you asked.")
+        await ann.close()
+        await bob.close()
+
+
 async def test_a_silent_stall_is_noticed_by_the_client_in_ping_and_close_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
