@@ -143,6 +143,9 @@ class Hub(Upkeep):
         self.awaiting_start: set[str] = set()
         """Rooms whose players are all ready, waiting for a certified deal or for their address's
         race budget (:meth:`_race_wait`): the countdown starts by itself then."""
+        self.held_by_restart: dict[str, bool] = {}
+        """Lobbies ready to start but for players not back yet from a restart: room code ->
+        whether one player may race alone; looked at again when the restart's hold is over."""
         self.wall = wall
         self.server_name = server_name
         self.rooms: dict[str, Room] = {}

@@ -60,6 +60,7 @@ class RaceLifecycle:
     store: Store | None
     pool: DealPool | None
     awaiting_start: set[str]
+    held_by_restart: dict[str, bool]
     wall: Callable[[], float]
     finished: OrderedDict[str, RaceRecord]
     draining: bool
@@ -152,14 +153,18 @@ class RaceLifecycle:
         restarting = bool(room.restored_at) and now < room.restored_at + RESTART_HOLD_S
         # (just after a restart, one away is not left behind: the first back started the race
         # with the others, ready, seated while still reconnecting: a review)
-        waiting = [
-            p
-            for p in players
-            if (not p.ready and p.conn is not None) or (restarting and p.conn is None)
-        ]
-        if len(ready) >= (1 if alone_ok else 2) and not waiting:
+        not_ready = [p for p in players if not p.ready and p.conn is not None]
+        away = [p for p in players if restarting and p.conn is None]
+        enough = len(ready) >= (1 if alone_ok else 2)
+        if enough and not not_ready and not away:
+            self.held_by_restart.pop(room.code, None)
             self._countdown_or_wait(room, now, out)
         else:
+            if enough and not not_ready:
+                # held only by those not back yet from the restart: looked at again once the
+                # hold is over (nothing did: ready players and a lobby that never started,
+                # until someone pressed a key: a bad-network trial)
+                self.held_by_restart[room.code] = alone_ok
             self._room_update(room, out)
 
     def _start(self, conn: Conn, cmd: Start, now: float, out: Outbox) -> None:

@@ -88,6 +88,14 @@ class Upkeep(RaceLifecycle):
                 or (room.state == "racing" and now - room.progress_sent >= PROGRESS_EVERY_S)
             ):
                 self._send_progress(room, now, out)
+        if self.held_by_restart and not self.draining:
+            for code, alone_ok in list(self.held_by_restart.items()):
+                held = self.rooms.get(code)
+                if held is None or held.state != "lobby":
+                    del self.held_by_restart[code]
+                elif now >= held.restored_at + RESTART_HOLD_S:
+                    del self.held_by_restart[code]
+                    self._countdown_if_all_ready(held, now, out, alone_ok=alone_ok)
         if self.awaiting_start:
             for code in list(self.awaiting_start):
                 waiting = self.rooms.get(code)

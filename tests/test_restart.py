@@ -522,6 +522,42 @@ async def test_a_lobby_to_start_by_itself_starts_after_a_restart_without_one_awa
             await close_all(back)
 
 
+async def test_a_rematch_agreed_just_after_a_restart_starts_without_one_not_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the results when the server restarts, Ann and Cy back and asking for the rematch, Bob
+    not back: the restart's hold kept the lobby from starting, and nothing looked again once it
+    was over, everyone there ready, no countdown, no word why (a bad-network trial)."""
+    import server.lifecycle
+    import server.upkeep
+
+    monkeypatch.setattr(server.lifecycle, "RESTART_HOLD_S", 0.5)
+    monkeypatch.setattr(server.upkeep, "RESTART_HOLD_S", 0.5)
+    db = tmp_path / "races.sqlite3"
+    async with running_server(fast_limits(), Store(db)) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob", "Cy"], Settings())
+        await start_race(conns)
+        for c in conns:
+            await move(c, "resign")
+        await conns[0].wait_for(RaceOver)
+        await close_all(conns)
+
+    # (Bob's seat waits a minute: its release would start the race, and hide the hold)
+    async with running_server(fast_limits(grace_s=60.0), Store(db)) as again:
+        back = [Connection(again.url) for _ in range(2)]
+        try:
+            for conn, j in zip(back, (joined[0], joined[2]), strict=True):
+                await conn.open()
+                await conn.request(Resume(seq=0, code=code, token=j.token))
+                await conn.request(Rematch(seq=0))
+            room = again.hub.rooms[code]
+            assert room.state == "lobby"  # held: Bob may be on his way back
+            await eventually(lambda: room.state in ("countdown", "racing"), 3)
+            assert room.race is not None and joined[1].you not in room.race.seats
+        finally:
+            await close_all(back)
+
+
 async def test_a_seat_the_host_removed_is_still_removed_after_a_restart(tmp_path: Path) -> None:
     """Gus, away, removed by the host; the server restarts: his client was told "that token
     holds no seat" and joined again as a new member (a review)."""
