@@ -132,6 +132,10 @@ class Session:
         """A move sent whose answer never came (the link stalled or dropped): the board's
         moves and undos when it was sent, to tell from the snapshot after the reconnection
         whether it was made."""
+        self.unsettled_key: Ready | Rematch | Start | None = None
+        """A ready, rematch or start sent whose answer never came: the snapshot says whether
+        it was done (it went unmentioned, the screen saying you were ready when you were not:
+        a bad-network trial)."""
 
     # -- set-up ---------------------------------------------------------------------------
 
@@ -281,7 +285,7 @@ class Session:
         self.model.apply(snap)
         unsettled, self.unsettled = self.unsettled, None
         state = self.model.state
-        note = ""
+        note = self._key_settled(snap)
         me = self.model.my_progress()
         if unsettled is not None and state is not None and self.model.phase == "racing":
             moves, undos, resigning = unsettled
@@ -310,6 +314,24 @@ class Session:
             # the others coming back too (a restart) are added to that line, not put in its
             # place: the note with it (it was lost when another came back at that moment)
             self.model.back_together(welcome + note, time.monotonic())
+
+    def _key_settled(self, snap: Snapshot) -> str:
+        """Whether a ready, rematch or start left without an answer was done, as the snapshot
+        shows the room (a sentence to add to the welcome back), or nothing to say."""
+        sent, self.unsettled_key = self.unsettled_key, None
+        me = self.model.me_member(snap.room)
+        if sent is None or me is None:
+            return ""
+        state = snap.room.state
+        if isinstance(sent, Ready) and state == "lobby":
+            if me.ready == sent.ready:
+                return " You are ready." if sent.ready else " You are not ready."
+            return " Your r did not reach the server: press r again."
+        if isinstance(sent, Rematch) and state == "results" and not me.rematch:
+            return " Your rematch did not reach the server: press n again."
+        if isinstance(sent, Start) and state == "lobby":
+            return " Your start did not reach the server: press s again."
+        return ""
 
     def _seq_from(self, lowest: int) -> None:
         """Number the next commands from ``lowest`` at least (the snapshot's ``next_seq``)."""
@@ -356,6 +378,8 @@ class Session:
         except (TimeoutError, Disconnected) as exc:
             if isinstance(command, MoveCmd) and board is not None:
                 self.unsettled = board
+            if isinstance(command, Ready | Rematch | Start):
+                self.unsettled_key = command
             if isinstance(exc, TimeoutError) and sent_on is self.conn:
                 self.model.status = STALLED
                 self._drop()

@@ -485,6 +485,34 @@ async def test_a_resignation_left_without_an_answer_is_said_made_or_not(lost: bo
         await bob.close()
 
 
+@pytest.mark.parametrize("lost", [False, True])
+async def test_a_ready_left_without_an_answer_is_said_done_or_not(lost: bool) -> None:
+    """r pressed as the link stalled: back, nothing was said, and the screen went on saying
+    what r was meant to do (a bad-network trial)."""
+    async with running_server(fast_limits()) as server, StallProxy(server.port) as proxy:
+        model = RaceModel(name="Ann")
+        ann = Session(proxy.url, model)
+        ann.remember = False
+        ann.answer_timeout = 0.5
+        await ann.connect()
+        await ann.create("Ann", Settings(options={"suits": 1}))
+        ann.start_events()
+        bob = Connection(server.url)
+        await bob.open()
+        await bob.request(JoinRoom(seq=0, code=ann.code or "", name="Bob"))
+        await eventually(lambda: model.room is not None and len(model.room.members) == 2)
+        proxy.stall(drop=lost)
+        await ann.ready(True)
+        proxy.go()
+        await eventually(lambda: ann.connected and model.status.startswith("Reconnected"), 10)
+        if lost:
+            assert model.status.endswith("Your r did not reach the server: press r again.")
+        else:
+            assert model.status.endswith("You are ready.")
+        await ann.close()
+        await bob.close()
+
+
 async def test_a_silent_stall_is_noticed_by_the_client_in_ping_and_close_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
