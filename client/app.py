@@ -413,7 +413,7 @@ class RaceApp(App[None]):
         reconnecting = (
             self.session is not None
             and not self.session.connected
-            and m.phase not in ("gone", "kicked")
+            and m.phase not in ("gone", "kicked", "connecting")  # (connecting: not lost yet)
         )
         # the clock stops where it was while the connection is lost: the server may be down,
         # and one that restarts does not count that time (the next snapshot sets it right)
