@@ -6,6 +6,8 @@ As there, nothing here is markup: names and server messages are other people's t
 
 from __future__ import annotations
 
+import time
+
 from rich.cells import cell_len
 from rich.text import Text
 
@@ -279,6 +281,15 @@ def countdown(model: RaceModel, width: int, height: int, now: float | None = Non
             Text(""),
             Text("It starts again from 3 when every player is back", style="bold yellow"),
             Text("(or in a few seconds without those who are not).", style="yellow"),
+            Text(""),
+        ]
+    elif (time.monotonic() if now is None else now) - model.countdown_end >= 1.0:
+        # a second past zero and no start heard: the link is slow or stalled (a big 1 stayed
+        # for twelve seconds while the others raced: a bad-network trial)
+        body = [
+            Text("The race should have started: waiting for the server...", style="bold"),
+            Text(""),
+            Text("(a slow link: the board comes as soon as the start does)", style="yellow"),
             Text(""),
         ]
     else:

@@ -558,6 +558,15 @@ def test_louis_deal_line_fits_a_narrow_board() -> None:
 # -- countdown, boards, race panel ------------------------------------------------------------------
 
 
+def test_a_countdown_past_zero_without_a_start_says_it_waits() -> None:
+    """A stalled link: the big 1 stayed for twelve seconds while the others raced (a trial)."""
+    model = RaceModel(name="me", phase="countdown")
+    model.apply(Countdown(race_id="r", ms=3000, commitment="c" * 64), now=100.0)
+    assert "waiting for the server" not in screens.countdown(model, 60, 20, now=103.5).plain
+    late = screens.countdown(model, 60, 20, now=104.1).plain
+    assert "waiting for the server" in late and "█" not in late
+
+
 def test_a_big_countdown_in_the_middle() -> None:
     model = RaceModel(name="me", phase="countdown")
     model.apply(Countdown(race_id="r", ms=2500, commitment="c" * 64), now=100.0)
