@@ -152,7 +152,16 @@ class Race:
             # the tick ends the race a moment later: a move after the bell never counts
             raise RaceError("race_not_running", "the race is over: the time is up")
         if seat.status != "playing":
-            raise RaceError("player_done", f"your race is over: you have {seat.status}")
+            done = {
+                "won": "you have won",
+                "resigned": "you have resigned",
+                "stuck": "you are stuck: no move left",
+                "left": "you left it",
+                # (a seat released after the grace: "you have disconnected" read oddly to one
+                # connected again and watching: a bad-network trial)
+                "disconnected": "you were away too long and your seat was released",
+            }.get(seat.status, f"you have {seat.status}")
+            raise RaceError("player_done", f"your race is over: {done}")
         move = from_wire(wire)
         if len(seat.moves) >= MAX_ACTIONS and move.kind != Kind.RESIGN:
             raise RaceError(

@@ -313,3 +313,21 @@ def test_a_player_stuck_with_only_an_undo_is_out_after_a_minute_not_ten() -> Non
     assert r.idle_due == 61.0
     assert r.idle_seats(61.0, 600.0, 60.0) == [1]  # Ann; Bob has ten minutes
     assert r.idle_seats(61.0, 600.0, 0.0) == []  # (0: only the ten minutes)
+
+
+def test_a_move_after_your_race_is_over_says_why_in_words() -> None:
+    """A seat released after the grace read "your race is over: you have disconnected" to a
+    player connected again and watching (a bad-network trial)."""
+    from server.race import RaceError
+
+    r = Race("r1", GameConfig("st-helena"), [(1, "Ann"), (2, "Bob")], number=5)
+    r.start(0.0)
+    r.drop(1, "disconnected", 1.0)
+    r.move(2, wire("resign"), 2.0)
+    said = {}
+    for seat in (1, 2):
+        with pytest.raises(RaceError) as refused:
+            r.move(seat, wire("deal"), 3.0)
+        said[seat] = str(refused.value)
+    assert said[1] == "your race is over: you were away too long and your seat was released"
+    assert said[2] == "your race is over: you have resigned"
