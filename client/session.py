@@ -91,6 +91,17 @@ def join_command(code: str, url: str, embedded: bool = False) -> str:
     return f"{program()} join {shown}"
 
 
+def released_again(role: str) -> str:
+    """What one whose seat was released after the grace is told, joined again as ``role``."""
+    if role == "spectator":
+        # (it said "a new spectator" and no more: will they race again? a bad-network trial)
+        return (
+            "Your old seat was released: you joined again, and watch until the next race "
+            "(a seat then if one is free)."
+        )
+    return f"Your old seat was released: you joined again as a new {role}."
+
+
 class SeatInUse(Exception):
     """The saved seat asked for is held by another running client of this account."""
 
@@ -238,9 +249,7 @@ class Session:
                 else "You get a seat in the next race if one is free; until then you watch this one."
             )
         if released:
-            self.model.status = (
-                f"Your old seat was released: you joined again as a new {joined.role}."
-            )
+            self.model.status = released_again(joined.role)
         self._say_seat_problem()
         return joined
 
@@ -558,7 +567,7 @@ class Session:
         assert isinstance(joined, Joined)
         self.connected = True
         self._joined(joined, self.model.name)
-        self.model.status = f"Your old seat was released: you joined again as a new {joined.role}."
+        self.model.status = released_again(joined.role)
         self._say_seat_problem()
         self.on_change()
         return True

@@ -1474,3 +1474,12 @@ def test_results_say_how_equal_scores_are_placed() -> None:
     model.last.standings[2] = model.last.standings[2].model_copy(update={"score": 40})
     text = screens.results(model, 78).plain
     assert "equal scores: the first to reach it places higher" in text
+
+
+def test_one_released_and_back_as_a_watcher_is_told_of_the_next_race() -> None:
+    """ "You joined again as a new spectator", and no word of racing again (a trial)."""
+    from client.session import released_again
+
+    said = released_again("spectator")
+    assert "next race" in said and "spectator" not in said
+    assert released_again("player").endswith("as a new player.")
