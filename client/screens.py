@@ -414,7 +414,11 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
         t.append("score: xpat2's (0-1000); aisl.: aisleriot's (0-96)\n", style=DIM)
     if ties:
         # (two at 4 points, one placed above: nothing said why)
-        t.append("equal scores: the first to reach it places higher\n", style=DIM)
+        # (the time column is when each finished, not when each reached the score: a trial)
+        t.append(
+            "equal scores: the first to reach it places higher (time: when each finished)\n",
+            style=DIM,
+        )
     return t
 
 

@@ -1473,7 +1473,7 @@ def test_results_say_how_equal_scores_are_placed() -> None:
     assert model.last is not None
     model.last.standings[2] = model.last.standings[2].model_copy(update={"score": 40})
     text = screens.results(model, 78).plain
-    assert "equal scores: the first to reach it places higher" in text
+    assert "equal scores: the first to reach it places higher (time: when each finished)" in text
 
 
 def test_one_released_and_back_as_a_watcher_is_told_of_the_next_race() -> None:
