@@ -64,6 +64,8 @@ class Plan:
     """Seconds between the bots' moves; None: their level's own pace."""
     auto_ready: bool = False
     port: int = 0
+    note: str = ""
+    """Said on the status line once in the room (why the name joined is not a saved seat's)."""
     """The port of a server inside this process (on 127.0.0.1; 0: any free one)."""
     any_name: bool = False
     """The name is only a default (``watch`` without ``--name``): if someone in the room has it,
@@ -308,6 +310,8 @@ class RaceApp(App[None]):
             else:
                 assert plan.code is not None
                 await self._join(plan)
+                if plan.note:
+                    self.model.status = f"{plan.note} {self.model.status}".strip()
             code = self.session.code
             assert code is not None
             self.join_hint = join_command(code, url, embedded=plan.url is None)

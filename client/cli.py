@@ -412,11 +412,11 @@ class NoName(Exception):
     """Several seats are saved for a room and nobody said which (exit 2)."""
 
 
-def choose_name(url: str, code: str, given: str | None) -> str:
+def choose_name(url: str, code: str, given: str | None, notes: list[str] | None = None) -> str:
     """The name to join as: ``--name``; else the only seat saved for the room that no other
     terminal of this account is sitting in; else ask which (on a terminal; with no terminal,
     :class:`NoName`); else the default name.  A seat in use elsewhere is never taken: that would
-    cut its player off."""
+    cut its player off; ``notes`` is told why the default name was taken instead."""
     from .seats import SeatsError, saved_seats, seat_in_use
 
     def in_use(name: str) -> bool:
@@ -441,6 +441,15 @@ def choose_name(url: str, code: str, given: str | None) -> str:
             raise NoName(
                 f"{clean(name)} is already in room {clean(code)} in another terminal; "
                 "pass --name NAME to join as someone else"
+            )
+        busy = [n for n in saved if n != name]
+        if busy and notes is not None:
+            # (it joined under the login name and said nothing: one whose laptop slept, its
+            # client frozen with the seat, did not know why: a bad-network trial)
+            notes.append(
+                f"The seat of {', '.join(clean(n) for n in busy)} here is in use in another "
+                f"terminal, so you joined as {clean(name)}; to take it back, quit that one, "
+                f"then join with --name {clean(busy[0])}."
             )
         return name
     if len(names) == 1:
@@ -471,15 +480,18 @@ def cmd_join(args: argparse.Namespace) -> int:
     from .app import Plan
 
     url = server_url(args)
+    notes: list[str] = []
     try:
-        name = choose_name(url, args.code, args.name)
+        name = choose_name(url, args.code, args.name, notes)
     except NoName as exc:
         print(f"patience-race: {exc}", file=sys.stderr)
         return 2
     # a name nobody chose (the user name) gets a number if the room has it: a friend on the
     # same account joining play's room, say
     chosen = args.name is not None or name != default_name()
-    return run_app(Plan(action="join", name=name, url=url, code=args.code, any_name=not chosen))
+    plan = Plan(action="join", name=name, url=url, code=args.code, any_name=not chosen)
+    plan.note = " ".join(notes)
+    return run_app(plan)
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
