@@ -529,12 +529,16 @@ class RaceApp(App[None]):
             return
         if key == "q":
             guests = self.guests()
+            # others in the room who would lose their host, or you your seat, for one key (it
+            # left at once, host and seat gone, nothing said: a new-user trial)
+            people = self.people_left_behind()
             if (
                 self.quit_armed
-                or (self.model.holding and not guests)
+                or (self.model.holding and not guests and not people)
                 or (
                     self.model.phase in ("lobby", "results", "gone", "kicked", "connecting")
                     and not guests
+                    and not (people and self.model.phase in ("lobby", "results"))
                 )
             ):
                 await self.shutdown()
@@ -556,6 +560,12 @@ class RaceApp(App[None]):
                 )
             elif self.model.role == "spectator":
                 self.model.status = "Quit? Press q again (you stop watching)."
+            elif people and (self.model.holding or self.model.phase in ("lobby", "results")):
+                host = " and the host's part passes on" if self.model.is_host() else ""
+                self.model.status = (
+                    f"Leave the room? Press q again (you give up your seat{host}; "
+                    "join again to come back, as a new player)."
+                )
             elif self.session is not None and self.session.seat_problem:
                 self.model.status = (
                     "Quit? Press q again (your seat could not be saved on this computer: "
@@ -590,6 +600,14 @@ class RaceApp(App[None]):
             for m in room.members
             if m.id != self.model.you and m.connected and not m.bot
         ]
+
+    def people_left_behind(self) -> bool:
+        """On a server of its own (not ``play``'s): a player with other people (not bots) in
+        the room, who would give up their seat, and maybe the host's part, to one key."""
+        room = self.model.room
+        if self.server is not None or room is None or self.model.role != "player":
+            return False
+        return any(m.id != self.model.you and not m.bot for m in room.members)
 
     def start_from_results(self) -> None:
         """The host's ``s`` on the results: the next race, whoever has asked or not (the room

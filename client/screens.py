@@ -583,7 +583,7 @@ card lies next to them (a small screen: one row a pile, top card on the
 right). A redeal gathers piles 12..1, deals from pile 1.
 Lobby: r ready / not ready;  the host: s ready and start, g game,
   o/v options, m mode, t time, u undo, +/- seats, p private, w winnable,
-  k remove someone.   q leave (q q in the countdown)
+  k remove someone.   q leave (q q in the countdown, or with others here)
 Results: n rematch (watching: n follows the room once it has moved
   on), the host: s to the lobby at once;  q leave
 ?  this help: ↑↓ j k space scroll it, any other key goes back."""

@@ -188,6 +188,28 @@ async def test_a_certified_deal_can_be_asked_for_in_plays_lobby() -> None:
         assert "does not certify" not in app.model.status
 
 
+async def test_leaving_a_lobby_with_others_in_it_asks_first() -> None:
+    """One q in the lobby left the room at once: the seat and the host's part gone, nothing
+    said, and the README's "join within a minute resumes it" did not hold (a new-user trial).
+    With others in the room, q asks first; alone, it leaves at once as before."""
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=Settings()))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            bob = Connection(server.url)
+            await bob.open()
+            await bob.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))  # type: ignore[union-attr]
+            await wait_until(pilot, lambda: len(app.model.room.members) == 2)  # type: ignore[union-attr]
+            await pilot.press("q")
+            await pilot.pause(0.1)
+            assert app.is_running
+            assert app.model.status.startswith("Leave the room? Press q again")
+            assert "the host's part passes on" in app.model.status
+            await pilot.press("q")
+            await wait_until(pilot, lambda: not app.is_running)
+            await bob.close()
+
+
 async def test_race_in_the_app_against_a_real_server() -> None:
     async with running_server() as server:
         app = RaceApp(
