@@ -636,7 +636,7 @@ def add_race_arguments(p: argparse.ArgumentParser) -> None:
         "--deal",
         metavar="NUMBER|winnable",
         help="a fixed deal number instead of a secret random one; or winnable: a secret random "
-        "deal the server's solver has won (the results show its par)",
+        "deal the server's solver has won (the results show its solution's length)",
     )
     p.add_argument("--name", type=display_name, default=default_name(), help="your display name")
     p.add_argument(

@@ -437,7 +437,12 @@ def _results_tail(model: RaceModel, join_hint: str | None) -> Text:
     if reveal is not None:
         if reveal.solution is not None:
             best = min((s.moves for s in standings if s.status == "won"), default=None)
-            par = f"Certified winnable: the solver won it in {plural(len(reveal.solution), 'move')} (par)"
+            # (not "par": the solver plays a sure win, not a short one, and a bot won in a third
+            # of its moves: a new user read it as a target to match)
+            par = (
+                "Certified winnable: the solver won it (in "
+                f"{plural(len(reveal.solution), 'move')}: a sure way, not a short one)"
+            )
             if best is not None:
                 par += f"; the best winner took {plural(best, 'move')}"
             t.append(par + ".\n", style="bold")

@@ -886,7 +886,7 @@ def test_results_of_a_certified_deal_show_its_par() -> None:
     model.reveal = reveal
     model.last.reveal = reveal  # type: ignore[union-attr]
     text = screens.results(model, 78).plain
-    assert "Certified winnable: the solver won it in 150 moves (par)" in text
+    assert "Certified winnable: the solver won it (in 150 moves: a sure way" in text
     assert "the best winner took 1 move" in text
     assert "Replay it in PySolFC as game #7." in text
     # an xpat2 number is xpat2's deal, not PySolFC's
