@@ -300,9 +300,22 @@ def unreachable(url: str, exc: BaseException) -> str:
         why = exc.strerror.lower()
     else:
         why = str(exc) or type(exc).__name__
+    server = program("patience-race-server")
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        parts, port = None, None
+    local = parts is not None and parts.hostname in ("127.0.0.1", "localhost", "::1")
+    if local and port is not None and port != 8765:
+        # the server it would start listens on 8765: the port asked for, else it cannot help
+        # (a new-user trial); on this machine only: another's host runs theirs
+        server += f" --port {port}"
     return (
         f"patience-race: cannot reach the race server at {clean(url)} ({clean(why)}).\n"
-        f"Run one with `{program('patience-race-server')}`, or race bots with no server: "
+        f"Run one with `{server}`, or race bots with no server: "
         f"`{program()} play`."
     )
 

@@ -242,6 +242,8 @@ def test_no_server_running_says_what_to_do(argv: list[str]) -> None:
     err = done.stderr
     assert url in err
     assert "patience-race-server" in err and "patience-race play" in err
+    # the port asked for: the server it names listens on 8765 by itself (a new-user trial)
+    assert f"patience-race-server --port {url.rsplit(':', 1)[1]}`" in err
     assert "Traceback" not in err and "Errno" not in err
     assert 1 <= len(err.strip().splitlines()) <= 2
 
