@@ -602,7 +602,7 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
             "won": "won",
             "resigned": "resigned",
             "stuck": "stuck",
-            "disconnected": "gone",
+            "disconnected": "dropped",  # (as the results say: it said "gone" here)
             "left": "left",
         }[p.status]
         if not p.connected and p.status == "playing":

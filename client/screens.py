@@ -335,7 +335,7 @@ RESULT_WORDS = {
     "resigned": "resigned",
     "stuck": "stuck",
     "left": "left",
-    "disconnected": "disconnected",
+    "disconnected": "dropped",  # away past the grace: the seat released
     "playing": "playing",
     "waiting": "playing",
 }

@@ -351,7 +351,10 @@ def test_results_table_has_every_column_and_the_keys() -> None:
     assert bob.split()[:5] == ["1.", "Bob", "won", "1234", "88"]
     assert "1:05" in bob
     assert any("Ann" in line and "resigned" in line and " - " in line for line in lines)
-    assert any("Cy" in line and "disconnected" in line for line in lines)
+    # one word for it, the race panel's and the results' (gone, disconnected: a trial)
+    assert any("Cy" in line and "dropped" in line for line in lines)
+    model.progress = [progress(3, "Cy", "disconnected")]
+    assert "dropped" in render.opponents(model, 29).plain
     assert "deal verified" in text
     assert "rematch asked by: Bob" in text
     assert "n: rematch    s: to the lobby    q: leave" in text  # Ann hosts
