@@ -525,6 +525,8 @@ class RaceApp(App[None]):
         event.stop()
         if key == "?" or key == "question_mark":
             phase = "results" if self.model.holding else self.model.phase
+            if self.model.role == "spectator" and phase != "lobby":
+                phase = "watching"  # (a watcher got the player's keys first: a new-user trial)
             self.push_screen(HelpScreen(screens.help_text(phase)))
             return
         if key == "q":

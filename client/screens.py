@@ -591,6 +591,8 @@ Lobby: r ready / not ready;  the host: s ready and start, g game,
   k remove someone.   q leave (q q in the countdown, or with others here)
 Results: n rematch (watching: n follows the room once it has moved
   on), the host: s to the lobby at once;  q leave
+Watching: everyone's progress live, boards private until the end;
+  n follows the room to its next race once it has moved on;  q leave
 ?  this help: ↑↓ j k space scroll it, any other key goes back."""
 
 
@@ -598,7 +600,12 @@ def help_text(phase: str) -> str:
     """:data:`HELP` with the keys of the screen it is asked from first: in the lobby and the
     results, their lines came after two pages of the race's (a trial)."""
     lines = HELP.splitlines()
-    start = {"lobby": "Lobby:", "countdown": "Lobby:", "results": "Results:"}.get(phase)
+    start = {
+        "lobby": "Lobby:",
+        "countdown": "Lobby:",
+        "results": "Results:",
+        "watching": "Watching:",
+    }.get(phase)
     if start is None:
         return HELP
     at = next(i for i, line in enumerate(lines) if line.startswith(start))

@@ -492,7 +492,12 @@ def test_footer_keys_match_each_screen() -> None:
     ):
         assert key in screens.HELP
     # asked from the lobby or the results, their keys come first (past two pages: a trial)
-    for phase, first in (("lobby", "Lobby:"), ("countdown", "Lobby:"), ("results", "Results:")):
+    for phase, first in (
+        ("lobby", "Lobby:"),
+        ("countdown", "Lobby:"),
+        ("results", "Results:"),
+        ("watching", "Watching:"),
+    ):
         text = screens.help_text(phase)
         assert text.splitlines()[1].startswith(first), phase
         assert sorted(text.splitlines()) == sorted(screens.HELP.splitlines())
