@@ -339,6 +339,9 @@ class RaceApp(App[None]):
                     await self.session.start()
         except (ServerError, SeatInUse, Disconnected, OSError) as exc:
             self.failed = str(exc.message if isinstance(exc, ServerError) else exc)
+            if isinstance(exc, ServerError) and exc.code == "name_taken":
+                # (no way forward was said: a new-user trial)
+                self.failed += ": pass --name with another name"
             self.model.status = f"Could not get into the room: {self.failed}."
             self.model.phase = "gone"
         self.refresh_view()

@@ -210,6 +210,22 @@ async def test_leaving_a_lobby_with_others_in_it_asks_first() -> None:
             await bob.close()
 
 
+async def test_watching_under_a_name_taken_says_what_to_do() -> None:
+    """``watch CODE --name Ann`` in a room with an Ann: refused, and no way forward said (a
+    new-user trial)."""
+    async with running_server() as server:
+        ann = Connection(server.url)
+        await ann.open()
+        joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=Settings()))
+        code = joined.room.code  # type: ignore[attr-defined]
+        app = RaceApp(Plan(action="watch", name="Ann", url=server.url, code=code))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.phase == "gone")
+            assert "already called" in app.model.status
+            assert "pass --name with another name" in app.model.status
+        await ann.close()
+
+
 async def test_race_in_the_app_against_a_real_server() -> None:
     async with running_server() as server:
         app = RaceApp(
