@@ -405,6 +405,9 @@ async def _handle(seat: _Seat, event: Any) -> bool:
         else:
             racing = True
         if event.board is not None and racing and seat.role == "player":
+            # (its terminal went on saying "watching until the next race" through the race it
+            # was playing: a new-user trial)
+            log.info("%s: racing in room %s", seat.name, display_code(seat.room.code))
             over = await _race(seat, event.board)
             if over is False:
                 return False
@@ -412,6 +415,7 @@ async def _handle(seat: _Seat, event: Any) -> bool:
                 return await _handle(seat, over)
     elif isinstance(event, RaceOver):
         seat.races += 1
+        log.info("%s: race over in room %s", seat.name, display_code(seat.room.code))
         if seat.max_races is not None and seat.races >= seat.max_races:
             return False
         # no rematch yet: a bot asks for one only after a person has (room updates say who)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 
 import pytest
@@ -161,8 +162,11 @@ def test_unknown_level_is_refused() -> None:
         choose_move(new_game(CONFIGS[0], 1), "grandmaster")
 
 
-async def test_two_bots_race_on_a_real_server() -> None:
-    """A host opens a room, two bots join; the host resigns at once, the bots race to the end."""
+async def test_two_bots_race_on_a_real_server(caplog: pytest.LogCaptureFixture) -> None:
+    """A host opens a room, two bots join; the host resigns at once, the bots race to the end.
+    Their terminals say so (the last line said "watching until the next race" through a race
+    the bot played: a new-user trial)."""
+    caplog.set_level(logging.INFO, logger="patience_race.bot")
     async with running_server(fast_limits(rate=500.0, burst=500)) as server:
         host = Connection(server.url)
         await host.open()
@@ -195,6 +199,11 @@ async def test_two_bots_race_on_a_real_server() -> None:
             assert by_name[name].moves > 0
         await asyncio.wait_for(asyncio.gather(*bots), 10)
         await host.close()
+    said = [r.getMessage() for r in caplog.records]
+    shown = f"{code[:4]}-{code[4:]}"
+    for name in ("Bot 1", "Bot 2"):
+        assert f"{name}: racing in room {shown}" in said
+        assert f"{name}: race over in room {shown}" in said
 
 
 async def test_a_bot_task_can_be_cancelled() -> None:
