@@ -64,9 +64,9 @@ class Plan:
     """Seconds between the bots' moves; None: their level's own pace."""
     auto_ready: bool = False
     port: int = 0
+    """The port of a server inside this process (on 127.0.0.1; 0: any free one)."""
     note: str = ""
     """Said on the status line once in the room (why the name joined is not a saved seat's)."""
-    """The port of a server inside this process (on 127.0.0.1; 0: any free one)."""
     any_name: bool = False
     """The name is only a default (``watch`` without ``--name``): if someone in the room has it,
     the same name with a number (``Ann 2``) is taken instead."""
@@ -536,14 +536,16 @@ class RaceApp(App[None]):
             guests = self.guests()
             # others in the room who would lose their host, or you your seat, for one key (it
             # left at once, host and seat gone, nothing said: a new-user trial)
-            people = self.people_left_behind()
+            # (what shutdown does: it leaves the room, seat and all, in the lobby or the results,
+            # whatever is on the screen; a race under way keeps the seat)
+            leaving = self.people_left_behind() and self.model.phase in ("lobby", "results")
             if (
                 self.quit_armed
-                or (self.model.holding and not guests and not people)
+                or (self.model.holding and not guests and not leaving)
                 or (
                     self.model.phase in ("lobby", "results", "gone", "kicked", "connecting")
                     and not guests
-                    and not (people and self.model.phase in ("lobby", "results"))
+                    and not leaving
                 )
             ):
                 await self.shutdown()
@@ -559,18 +561,19 @@ class RaceApp(App[None]):
                 self.model.status = (
                     "Quit? Press q again (the race ends: the server inside this program stops)."
                 )
+            elif leaving:
+                host = " and the host's part passes on" if self.model.is_host() else ""
+                bots = ", your bots leave with you" if self.bots else ""
+                self.model.status = (
+                    f"Leave the room? Press q again (you give up your seat{host}{bots}; "
+                    "join again to come back, as a new player)."
+                )
             elif self.bots:
                 self.model.status = (
                     "Quit? Press q again (your bots leave with you; your seat is kept a while)."
                 )
             elif self.model.role == "spectator":
                 self.model.status = "Quit? Press q again (you stop watching)."
-            elif people and (self.model.holding or self.model.phase in ("lobby", "results")):
-                host = " and the host's part passes on" if self.model.is_host() else ""
-                self.model.status = (
-                    f"Leave the room? Press q again (you give up your seat{host}; "
-                    "join again to come back, as a new player)."
-                )
             elif self.session is not None and self.session.seat_problem:
                 self.model.status = (
                     "Quit? Press q again (your seat could not be saved on this computer: "

@@ -308,7 +308,10 @@ def unreachable(url: str, exc: BaseException) -> str:
         port = parts.port
     except ValueError:
         parts, port = None, None
-    local = parts is not None and parts.hostname in ("127.0.0.1", "localhost", "::1")
+    # (ws:// on this machine only: the server it names listens on 127.0.0.1, without TLS)
+    local = (
+        parts is not None and parts.scheme == "ws" and parts.hostname in ("127.0.0.1", "localhost")
+    )
     if local and port is not None and port != 8765:
         # the server it would start listens on 8765: the port asked for, else it cannot help
         # (a new-user trial); on this machine only: another's host runs theirs
@@ -459,10 +462,15 @@ def choose_name(url: str, code: str, given: str | None, notes: list[str] | None 
         if busy and notes is not None:
             # (it joined under the login name and said nothing: one whose laptop slept, its
             # client frozen with the seat, did not know why: a bad-network trial)
+            seats = (
+                f"The seat of {clean(busy[0])} here is"
+                if len(busy) == 1
+                else f"The seats of {', '.join(clean(n) for n in busy)} here are"
+            )
             notes.append(
-                f"The seat of {', '.join(clean(n) for n in busy)} here is in use in another "
-                f"terminal, so you joined as {clean(name)}; to take it back, quit that one, "
-                f"then join with --name {clean(busy[0])}."
+                f"{seats} in use in another terminal, so you joined under your own name "
+                f"({clean(name)}); to take it back, quit that one, then join with "
+                f"--name {clean(busy[0])}."
             )
         return name
     if len(names) == 1:

@@ -50,7 +50,7 @@ def replay_race(path: Path | str, data: dict[str, object]) -> int:
         wrong = check_solution(config, rv.number, rv.solution)
         if wrong is None:
             print(
-                f"certified winnable: the solver's solution wins it (par {len(rv.solution)} moves)"
+                f"certified winnable: the solver's solution wins it (the solution: {len(rv.solution)} moves)"
             )
         else:
             print(f"{clean(path)}: {clean(wrong)}", file=sys.stderr)

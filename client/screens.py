@@ -289,7 +289,10 @@ def countdown(model: RaceModel, width: int, height: int, now: float | None = Non
         body = [
             Text("The race should have started: waiting for the server...", style="bold"),
             Text(""),
-            Text("(a slow link: the board comes as soon as the start does)", style="yellow"),
+            Text(
+                "(a slow link, or the server restarting: the board comes with the start)",
+                style="yellow",
+            ),
             Text(""),
         ]
     else:
@@ -588,11 +591,13 @@ card lies next to them (a small screen: one row a pile, top card on the
 right). A redeal gathers piles 12..1, deals from pile 1.
 Lobby: r ready / not ready;  the host: s ready and start, g game,
   o/v options, m mode, t time, u undo, +/- seats, p private, w winnable,
-  k remove someone.   q leave (q q in the countdown, or with others here)
+  k remove someone (a change stops a countdown).   q leave (q q in the
+  countdown, or with others here)
 Results: n rematch (watching: n follows the room once it has moved
-  on), the host: s to the lobby at once;  q leave
-Watching: everyone's progress live, boards private until the end;
-  n follows the room to its next race once it has moved on;  q leave
+  on), the host: s to the lobby at once;  q leave (q q with others here)
+Watching: everyone's progress live (the boards stay private);
+  n follows the room to its next race once it has moved on;
+  q leave (q q during a race)
 ?  this help: ↑↓ j k space scroll it, any other key goes back."""
 
 

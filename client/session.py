@@ -91,15 +91,21 @@ def join_command(code: str, url: str, embedded: bool = False) -> str:
     return f"{program()} join {shown}"
 
 
-def released_again(role: str) -> str:
-    """What one whose seat was released after the grace is told, joined again as ``role``."""
-    if role == "spectator":
-        # (it said "a new spectator" and no more: will they race again? a bad-network trial)
+def released_again(role: str, state: str) -> str:
+    """What one whose seat was released after the grace is told, joined again as ``role`` in a
+    room in ``state``."""
+    if role != "spectator":
+        return f"Your old seat was released: you joined again as a new {role}."
+    # (it said "a new spectator" and no more: will they race again? a bad-network trial)
+    if state == "lobby":  # every seat taken: not in the race about to start
         return (
-            "Your old seat was released: you joined again, and watch until the next race "
-            "(a seat then if one is free)."
+            "Your old seat was released: you joined again; every seat is taken, so you watch "
+            "(a seat next race if one is free)."
         )
-    return f"Your old seat was released: you joined again as a new {role}."
+    return (
+        "Your old seat was released: you joined again, and watch until the next race "
+        "(a seat then if one is free)."
+    )
 
 
 class SeatInUse(Exception):
@@ -143,10 +149,10 @@ class Session:
         """A move sent whose answer never came (the link stalled or dropped): the board's
         moves and undos when it was sent, to tell from the snapshot after the reconnection
         whether it was made."""
-        self.unsettled_key: Ready | Rematch | Start | None = None
-        """A ready, rematch or start sent whose answer never came: the snapshot says whether
-        it was done (it went unmentioned, the screen saying you were ready when you were not:
-        a bad-network trial)."""
+        self.unsettled_key: tuple[Ready | Rematch | Start, str] | None = None
+        """A ready, rematch or start sent whose answer never came, and the room's state then:
+        the snapshot says whether it was done (it went unmentioned, the screen saying you were
+        ready when you were not: a bad-network trial)."""
 
     # -- set-up ---------------------------------------------------------------------------
 
@@ -249,7 +255,7 @@ class Session:
                 else "You get a seat in the next race if one is free; until then you watch this one."
             )
         if released:
-            self.model.status = released_again(joined.role)
+            self.model.status = released_again(joined.role, joined.room.state)
         self._say_seat_problem()
         return joined
 
@@ -327,19 +333,38 @@ class Session:
     def _key_settled(self, snap: Snapshot) -> str:
         """Whether a ready, rematch or start left without an answer was done, as the snapshot
         shows the room (a sentence to add to the welcome back), or nothing to say."""
-        sent, self.unsettled_key = self.unsettled_key, None
+        unsettled, self.unsettled_key = self.unsettled_key, None
         me = self.model.me_member(snap.room)
-        if sent is None or me is None:
+        if unsettled is None or me is None:
             return ""
+        sent, then = unsettled
         state = snap.room.state
-        if isinstance(sent, Ready) and state == "lobby":
-            if me.ready == sent.ready:
-                return " You are ready." if sent.ready else " You are not ready."
-            return " Your r did not reach the server: press r again."
-        if isinstance(sent, Rematch) and state == "results" and not me.rematch:
-            return " Your rematch did not reach the server: press n again."
-        if isinstance(sent, Start) and state == "lobby":
-            return " Your start did not reach the server: press s again."
+        if then == "results":
+            # n or the host's s on the results: done if the room has moved on, or asked
+            moved = state != "results"
+            if isinstance(sent, Rematch):
+                if moved or me.rematch:
+                    return " You asked for a rematch."
+                return " Your rematch did not reach the server: press n again."
+            if isinstance(sent, Start):
+                if moved:
+                    return ""  # the room is in the lobby (or racing): the screen says so
+                return " Your s did not reach the server: press s again."
+            return ""
+        if then == "countdown" and isinstance(sent, Ready) and not sent.ready:
+            if state == "lobby":
+                return " The countdown stopped: you are not ready."
+            if state == "racing":
+                return " Your r did not reach the server in time: the race has started."
+            return ""
+        if then == "lobby" and state == "lobby" and isinstance(sent, Ready | Start):
+            ready = sent.ready if isinstance(sent, Ready) else True
+            if me.ready == ready:
+                if isinstance(sent, Start):
+                    return " You are ready: the race starts when the others are."
+                return " You are ready." if ready else " You are not ready."
+            key = "s" if isinstance(sent, Start) else "r"
+            return f" Your {key} did not reach the server: press {key} again."
         return ""
 
     def _seq_from(self, lowest: int) -> None:
@@ -388,7 +413,10 @@ class Session:
             if isinstance(command, MoveCmd) and board is not None:
                 self.unsettled = board
             if isinstance(command, Ready | Rematch | Start):
-                self.unsettled_key = command
+                room = self.model.room
+                # (the results still on screen are the results, whatever the room has done)
+                where = "results" if self.model.holding else room.state if room else ""
+                self.unsettled_key = (command, where)
             if isinstance(exc, TimeoutError) and sent_on is self.conn:
                 self.model.status = STALLED
                 self._drop()
@@ -556,6 +584,8 @@ class Session:
     async def _join_again(self) -> bool:
         """The seat is gone (the results are over): join the room again as a new member."""
         assert self.code is not None
+        # what the old seat left without an answer is not the new one's to be told of
+        self.unsettled = self.unsettled_key = None
         if self.remember:
             forget_seat(self.url, self.code, self.model.name)
         try:
@@ -567,7 +597,7 @@ class Session:
         assert isinstance(joined, Joined)
         self.connected = True
         self._joined(joined, self.model.name)
-        self.model.status = released_again(joined.role)
+        self.model.status = released_again(joined.role, joined.room.state)
         self._say_seat_problem()
         self.on_change()
         return True

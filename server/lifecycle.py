@@ -165,6 +165,11 @@ class RaceLifecycle:
                 # hold is over (nothing did: ready players and a lobby that never started,
                 # until someone pressed a key: a bad-network trial)
                 self.held_by_restart[room.code] = alone_ok
+            else:
+                # held for another reason now (one not ready, too few): no start later on the
+                # strength of an earlier look (a rematch's "alone is fine" started one alone
+                # after the other had stepped back: a review)
+                self.held_by_restart.pop(room.code, None)
             self._room_update(room, out)
 
     def _start(self, conn: Conn, cmd: Start, now: float, out: Outbox) -> None:

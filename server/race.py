@@ -156,7 +156,9 @@ class Race:
                 "won": "you have won",
                 "resigned": "you have resigned",
                 "stuck": "you are stuck: no move left",
-                "left": "you left it",
+                # (one who left is gone from the room: only one out for making no move, still
+                # here, can be told this: "you left it" was untrue to them, a review)
+                "left": "you are out of it: no move for too long",
                 # (a seat released after the grace: "you have disconnected" read oddly to one
                 # connected again and watching: a bad-network trial)
                 "disconnected": "you were away too long and your seat was released",

@@ -18,7 +18,7 @@ from protocol.game import new_game
 from protocol.messages import CreateRoom, JoinRoom, MoveCmd, Ready, Settings, WireMove
 from protocol.moves import Kind, tableau
 
-from .server_helpers import close_all, host_and_join, running_server
+from .server_helpers import close_all, eventually, host_and_join, running_server
 
 
 def model_with(game: str, number: int, **options: object) -> RaceModel:
@@ -200,6 +200,7 @@ async def test_leaving_a_lobby_with_others_in_it_asks_first() -> None:
             await bob.open()
             await bob.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))  # type: ignore[union-attr]
             await wait_until(pilot, lambda: len(app.model.room.members) == 2)  # type: ignore[union-attr]
+            code = app.model.room.code  # type: ignore[union-attr]
             await pilot.press("q")
             await pilot.pause(0.1)
             assert app.is_running
@@ -207,7 +208,16 @@ async def test_leaving_a_lobby_with_others_in_it_asks_first() -> None:
             assert "the host's part passes on" in app.model.status
             await pilot.press("q")
             await wait_until(pilot, lambda: not app.is_running)
-            await bob.close()
+        # the seat is given up, and the host's part passed on
+        members = server.hub.rooms[code].members
+        await eventually(lambda: [m.name for m in members.values()] == ["Bob"])
+        assert server.hub.rooms[code].host == next(iter(members))
+        await bob.close()
+        alone = RaceApp(Plan(action="host", name="Cy", url=server.url, settings=Settings()))
+        async with alone.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: alone.model.room is not None)
+            await pilot.press("q")  # alone: nobody to leave behind, it leaves at once
+            await wait_until(pilot, lambda: not alone.is_running)
 
 
 async def test_watching_under_a_name_taken_says_what_to_do() -> None:

@@ -1488,6 +1488,7 @@ def test_one_released_and_back_as_a_watcher_is_told_of_the_next_race() -> None:
     """ "You joined again as a new spectator", and no word of racing again (a trial)."""
     from client.session import released_again
 
-    said = released_again("spectator")
+    said = released_again("spectator", "racing")
     assert "next race" in said and "spectator" not in said
-    assert released_again("player").endswith("as a new player.")
+    assert "every seat is taken" in released_again("spectator", "lobby")  # (a review)
+    assert released_again("player", "lobby").endswith("as a new player.")

@@ -29,6 +29,7 @@ from protocol.messages import (
     Settings,
     Snapshot,
     WireMove,
+    from_wire,
 )
 from server.outbox import Outbox
 
@@ -509,6 +510,48 @@ async def test_a_ready_left_without_an_answer_is_said_done_or_not(lost: bool) ->
             assert model.status.endswith("Your r did not reach the server: press r again.")
         else:
             assert model.status.endswith("You are ready.")
+        await ann.close()
+        await bob.close()
+
+
+@pytest.mark.parametrize("lost", [False, True])
+@pytest.mark.parametrize("key", ["start", "rematch"])
+async def test_a_start_or_rematch_left_without_an_answer_is_said_done_or_not(
+    key: str, lost: bool
+) -> None:
+    """The host's start with Bob not ready (the host is ready, the room stays in the lobby) was
+    said lost when it was made; a rematch asked on the results is said asked or not (a
+    review)."""
+    async with running_server(fast_limits()) as server, StallProxy(server.port) as proxy:
+        model = RaceModel(name="Ann")
+        ann = Session(proxy.url, model)
+        ann.remember = False
+        ann.answer_timeout = 0.5
+        await ann.connect()
+        await ann.create("Ann", Settings(options={"suits": 1}))
+        ann.start_events()
+        bob = Connection(server.url)
+        await bob.open()
+        await bob.request(JoinRoom(seq=0, code=ann.code or "", name="Bob"))
+        await eventually(lambda: model.room is not None and len(model.room.members) == 2)
+        if key == "rematch":
+            await bob.request(Ready(seq=0))
+            await ann.start()
+            await eventually(lambda: model.phase == "racing" and model.state is not None)
+            await bob.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
+            await ann.move(from_wire(WireMove(kind="resign")))
+            await eventually(lambda: model.phase == "results")
+        proxy.stall(drop=lost)
+        await (ann.start() if key == "start" else ann.rematch())
+        proxy.go()
+        await eventually(lambda: ann.connected and model.status.startswith("Reconnected"), 10)
+        said = {
+            ("start", False): "You are ready: the race starts when the others are.",
+            ("start", True): "Your s did not reach the server: press s again.",
+            ("rematch", False): "You asked for a rematch.",
+            ("rematch", True): "Your rematch did not reach the server: press n again.",
+        }[key, lost]
+        assert model.status.endswith(said), model.status
         await ann.close()
         await bob.close()
 
