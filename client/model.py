@@ -244,6 +244,7 @@ class RaceModel:
 
     def _reset_race(self) -> None:
         self.state = None
+        self.seat_released = False  # (kept, a release in a later race went unsaid: a review)
         self.progress = []
         self.standings = None
         self.reveal = None

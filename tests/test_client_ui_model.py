@@ -1492,3 +1492,11 @@ def test_one_released_and_back_as_a_watcher_is_told_of_the_next_race() -> None:
     assert "next race" in said and "spectator" not in said
     assert "every seat is taken" in released_again("spectator", "lobby")  # (a review)
     assert released_again("player", "lobby").endswith("as a new player.")
+
+
+def test_a_seat_released_in_one_race_is_not_taken_as_released_in_the_next() -> None:
+    """``seat_released`` outlived its race: a release in a later one went unsaid (a review)."""
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    model.seat_released = True
+    model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64), now=1.0)
+    assert not model.seat_released
