@@ -134,17 +134,24 @@ async def test_a_deal_fixed_on_the_command_line_stays_through_the_lobbys_changes
             assert "random deal" in app.model.status
 
 
+async def bob_joins(app: RaceApp, pilot: object, url: str) -> Connection:
+    """Bob, a connection of his own, joins the room the app is in (once it is in one)."""
+    await wait_until(pilot, lambda: app.model.room is not None)
+    assert app.model.room is not None
+    bob = Connection(url)
+    await bob.open()
+    await bob.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))
+    await wait_until(pilot, lambda: len(app.model.room.members) == 2)  # type: ignore[union-attr]
+    return bob
+
+
 async def test_not_ready_after_start_drops_the_start_said_ready() -> None:
     """The host's s said "you are ready: waiting for Bob"; r made them not ready, and the
     status line went on saying they were (a trial)."""
     async with running_server() as server:
         app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=Settings()))
         async with app.run_test(size=(100, 30)) as pilot:
-            await wait_until(pilot, lambda: app.model.room is not None)
-            bob = Connection(server.url)
-            await bob.open()
-            await bob.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))  # type: ignore[union-attr]
-            await wait_until(pilot, lambda: len(app.model.room.members) == 2)  # type: ignore[union-attr]
+            bob = await bob_joins(app, pilot, server.url)
             await pilot.press("s")
             await wait_until(pilot, lambda: "You are ready: waiting for Bob" in app.model.status)
             await pilot.press("r")
@@ -195,11 +202,7 @@ async def test_leaving_a_lobby_with_others_in_it_asks_first() -> None:
     async with running_server() as server:
         app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=Settings()))
         async with app.run_test(size=(100, 30)) as pilot:
-            await wait_until(pilot, lambda: app.model.room is not None)
-            bob = Connection(server.url)
-            await bob.open()
-            await bob.request(JoinRoom(seq=0, code=app.model.room.code, name="Bob"))  # type: ignore[union-attr]
-            await wait_until(pilot, lambda: len(app.model.room.members) == 2)  # type: ignore[union-attr]
+            bob = await bob_joins(app, pilot, server.url)
             code = app.model.room.code  # type: ignore[union-attr]
             await pilot.press("q")
             await pilot.pause(0.1)

@@ -453,6 +453,22 @@ async def test_a_move_left_without_an_answer_is_never_made_twice(lost: bool) -> 
         await ann.close()
 
 
+async def ann_stalling_bob_not(url: str, proxy_url: str) -> tuple[RaceModel, Session, Connection]:
+    """Ann's session through a proxy that can stall (her commands wait 0.5 s for an answer),
+    in a room of her own with Bob, connected straight to the server."""
+    model = RaceModel(name="Ann")
+    ann = Session(proxy_url, model)
+    ann.remember = False
+    ann.answer_timeout = 0.5
+    await ann.connect()
+    await ann.create("Ann", Settings(options={"suits": 1}))
+    ann.start_events()
+    bob = Connection(url)
+    await bob.open()
+    await bob.request(JoinRoom(seq=0, code=ann.code or "", name="Bob"))
+    return model, ann, bob
+
+
 @pytest.mark.parametrize("lost", [False, True])
 async def test_a_resignation_left_without_an_answer_is_said_made_or_not(lost: bool) -> None:
     """A resignation changes no count of moves or undos: one that reached the server was said
@@ -461,16 +477,7 @@ async def test_a_resignation_left_without_an_answer_is_said_made_or_not(lost: bo
     from protocol.moves import Kind, Move
 
     async with running_server(fast_limits()) as server, StallProxy(server.port) as proxy:
-        model = RaceModel(name="Ann")
-        ann = Session(proxy.url, model)
-        ann.remember = False
-        ann.answer_timeout = 0.5
-        await ann.connect()
-        await ann.create("Ann", Settings(options={"suits": 1}))
-        ann.start_events()
-        bob = Connection(server.url)
-        await bob.open()
-        await bob.request(JoinRoom(seq=0, code=ann.code or "", name="Bob"))
+        model, ann, bob = await ann_stalling_bob_not(server.url, proxy.url)
         await bob.request(Ready(seq=0))
         await ann.start()
         await eventually(lambda: model.phase == "racing" and model.state is not None)
@@ -491,16 +498,7 @@ async def test_a_ready_left_without_an_answer_is_said_done_or_not(lost: bool) ->
     """r pressed as the link stalled: back, nothing was said, and the screen went on saying
     what r was meant to do (a bad-network trial)."""
     async with running_server(fast_limits()) as server, StallProxy(server.port) as proxy:
-        model = RaceModel(name="Ann")
-        ann = Session(proxy.url, model)
-        ann.remember = False
-        ann.answer_timeout = 0.5
-        await ann.connect()
-        await ann.create("Ann", Settings(options={"suits": 1}))
-        ann.start_events()
-        bob = Connection(server.url)
-        await bob.open()
-        await bob.request(JoinRoom(seq=0, code=ann.code or "", name="Bob"))
+        model, ann, bob = await ann_stalling_bob_not(server.url, proxy.url)
         await eventually(lambda: model.room is not None and len(model.room.members) == 2)
         proxy.stall(drop=lost)
         await ann.ready(True)
@@ -523,16 +521,7 @@ async def test_a_start_or_rematch_left_without_an_answer_is_said_done_or_not(
     said lost when it was made; a rematch asked on the results is said asked or not (a
     review)."""
     async with running_server(fast_limits()) as server, StallProxy(server.port) as proxy:
-        model = RaceModel(name="Ann")
-        ann = Session(proxy.url, model)
-        ann.remember = False
-        ann.answer_timeout = 0.5
-        await ann.connect()
-        await ann.create("Ann", Settings(options={"suits": 1}))
-        ann.start_events()
-        bob = Connection(server.url)
-        await bob.open()
-        await bob.request(JoinRoom(seq=0, code=ann.code or "", name="Bob"))
+        model, ann, bob = await ann_stalling_bob_not(server.url, proxy.url)
         await eventually(lambda: model.room is not None and len(model.room.members) == 2)
         if key == "rematch":
             await bob.request(Ready(seq=0))
