@@ -15,7 +15,7 @@ from client.seats import seats_path
 from client.session import join_command
 from protocol.config import GameConfig
 from protocol.game import new_game
-from protocol.messages import CreateRoom, JoinRoom, MoveCmd, Ready, Settings, WireMove
+from protocol.messages import CreateRoom, Joined, JoinRoom, MoveCmd, Ready, Settings, WireMove
 from protocol.moves import Kind, tableau
 
 from .server_helpers import close_all, eventually, host_and_join, running_server
@@ -134,6 +134,15 @@ async def test_a_deal_fixed_on_the_command_line_stays_through_the_lobbys_changes
             assert "random deal" in app.model.status
 
 
+async def ann_hosts(url: str) -> tuple[Connection, str]:
+    """Ann, a connection of her own, opens a room: her connection and its code."""
+    ann = Connection(url)
+    await ann.open()
+    joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=Settings()))
+    assert isinstance(joined, Joined)
+    return ann, joined.room.code
+
+
 async def bob_joins(app: RaceApp, pilot: object, url: str) -> Connection:
     """Bob, a connection of his own, joins the room the app is in (once it is in one)."""
     await wait_until(pilot, lambda: app.model.room is not None)
@@ -164,10 +173,7 @@ async def test_each_ready_key_says_where_it_leaves_you() -> None:
     """Back in the lobby ready ("ready for the next race"), r made Bob not ready and the line
     went on saying he was ready; a host's key pressed by Bob did nothing, silently (a trial)."""
     async with running_server() as server:
-        ann = Connection(server.url)
-        await ann.open()
-        joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=Settings()))
-        code = joined.room.code  # type: ignore[attr-defined]
+        ann, code = await ann_hosts(server.url)
         app = RaceApp(Plan(action="join", name="Bob", url=server.url, code=code))
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_until(pilot, lambda: app.model.room is not None)
@@ -227,10 +233,7 @@ async def test_watching_under_a_name_taken_says_what_to_do() -> None:
     """``watch CODE --name Ann`` in a room with an Ann: refused, and no way forward said (a
     new-user trial)."""
     async with running_server() as server:
-        ann = Connection(server.url)
-        await ann.open()
-        joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=Settings()))
-        code = joined.room.code  # type: ignore[attr-defined]
+        ann, code = await ann_hosts(server.url)
         app = RaceApp(Plan(action="watch", name="Ann", url=server.url, code=code))
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_until(pilot, lambda: app.model.phase == "gone")
