@@ -160,6 +160,11 @@ class Keys:
         current = self.count or run
         self.count = max(1, min(run, current + step))
         self.model.status = self.describe_selection()
+        if self.count == current:
+            # (at the end of the run it did nothing and said nothing: a new-user trial)
+            self.model.status += (
+                " That is the whole run." if step > 0 else " That is one card, the fewest."
+            )
 
     def select(self, pile: int, count: int) -> bool:
         """Pick ``count`` cards from the top of ``pile`` (a click on a card): False if they

@@ -40,6 +40,10 @@ def test_keys_pick_a_run_and_take_fewer() -> None:
     assert keys.press("1") is None and keys.count == 1
     assert "Pile 1: 4H" in model.status
     assert keys.press("1") is None and keys.count == 2  # wraps round to the whole run
+    # past either end of the run the arrows say so (they did nothing, silently: a trial)
+    assert keys.press("up") is None and keys.count == 2 and "the whole run" in model.status
+    assert keys.press("down") is None and keys.count == 1 and "whole run" not in model.status
+    assert keys.press("down") is None and keys.count == 1 and "the fewest" in model.status
 
 
 def test_illegal_move_is_explained_and_not_sent() -> None:
