@@ -29,6 +29,7 @@ from protocol.messages import (
     ProgressUpdate,
     PublicSettings,
     RaceOver,
+    RaceRecord,
     RaceStart,
     Reveal,
     RoomInfo,
@@ -68,6 +69,18 @@ what it was told (:meth:`RaceModel.back_together`)."""
 
 
 @dataclass
+class MissedEnd:
+    """A race this client played and never heard the end of: its link stalled as the race
+    ended, and the room went on to another.  What it needs to check that race's record."""
+
+    race_id: str
+    commitment: str | None
+    witness: Witness
+    complete: bool
+    you: int | None
+
+
+@dataclass
 class RaceModel:
     name: str = ""
     you: int | None = None
@@ -104,6 +117,10 @@ class RaceModel:
     out_reason: str | None = None
     """Why the server took you out of the race, until the progress that shows it comes."""
     seat_released: bool = False
+    missed: MissedEnd | None = None
+    """The race played before the one the room is in now, if its end never came (the session
+    fetches its record, :meth:`missed_result` checks it: its results and its check were lost
+    with the race over, a review)."""
     bots: set[int] = field(default_factory=set)
     """Every member of this room seen to be a bot (it keeps its "(bot)" after it left)."""
     back_status: str = ""
@@ -206,6 +223,11 @@ class RaceModel:
         race's reveal: "the revealed deal does not match", a false alarm; and its board was
         drawn as if still raced: a bad-network trial.)"""
         if race_id is not None and self.race_id is not None and race_id != self.race_id:
+            if self.witness.start is not None and self.reveal is None:
+                # raced, and its end never came: kept aside to check once its record is had
+                self.missed = MissedEnd(
+                    self.race_id, self.commitment, self.witness, self.witness_complete, self.you
+                )
             self._reset_race()
 
     def _on_room(self, e: RoomUpdate, now: float) -> None:
@@ -462,6 +484,30 @@ class RaceModel:
             )
             partial = "" if self.witness_complete else " (up to your reconnection)"
             self.verdict = f"deal verified: #{reveal.number} matches {what}{partial}"
+
+    def missed_result(self, record: RaceRecord) -> str:
+        """The end of the race :attr:`missed` names, from its record: where you placed, and
+        whether its deal matches every card you were shown in it."""
+        missed, self.missed = self.missed, None
+        assert missed is not None and record.race_id == missed.race_id
+        reveal = record.reveal
+        config = GameConfig(reveal.game, reveal.options, reveal.numbering)
+        problems = verify(
+            config,
+            reveal.number,
+            reveal.salt,
+            missed.commitment or reveal.commitment,
+            missed.witness,
+            reveal.solution,
+        )
+        mine = next((s for s in record.standings if s.id == missed.you), None)
+        placed = f": you placed {ordinal(mine.rank)} ({mine.status})" if mine is not None else ""
+        if problems:
+            check = "WARNING: the revealed deal does not match: " + "; ".join(problems)
+        else:
+            partial = "" if missed.complete else " (up to your reconnection)"
+            check = f"deal verified: #{reveal.number} matches every card you were shown{partial}"
+        return f"Your last race ended while you were away{placed}; {check}."
 
     # -- reading ----------------------------------------------------------------------------------
 

@@ -579,7 +579,25 @@ class Session:
         back = "you are watching again" if snap.role == "spectator" else "your seat is back"
         self._resumed(snap, f"Reconnected: {back}.")
         self.on_change()
+        await self._check_missed()
         return True
+
+    async def _check_missed(self) -> None:
+        """A race played whose end never came (the room went on to another meanwhile): its
+        record fetched and checked against every card this client was shown in it."""
+        missed = self.model.missed
+        if missed is None:
+            return
+        record = await self.race_record(missed.race_id)
+        if record is None:
+            self.model.missed = None
+            self.model.say(
+                "Your last race ended while you were away; its record could not be had now "
+                "(patience-race replay checks it)."
+            )
+        else:
+            self.model.say(self.model.missed_result(record))
+        self.on_change()
 
     async def _join_again(self) -> bool:
         """The seat is gone (the results are over): join the room again as a new member."""
@@ -600,6 +618,7 @@ class Session:
         self.model.status = released_again(joined.role, joined.room.state)
         self._say_seat_problem()
         self.on_change()
+        await self._check_missed()
         return True
 
     async def _resync(self) -> None:

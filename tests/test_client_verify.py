@@ -122,6 +122,44 @@ def test_back_after_a_race_run_without_you_its_deal_is_not_checked_against_yours
     assert model.state is None  # no board of hers in that race: none drawn
 
 
+def test_a_race_whose_end_never_came_is_checked_from_its_record() -> None:
+    """Ann's link stalls as her race ends: no race over, and the room goes on to the next race.
+    Back, that race's results and its check were lost with it: now its record is fetched and
+    checked against every card she was shown (a review)."""
+    h = Harness()
+    code, (ann, bob, cy), joined = h.race(
+        Settings(game="spider", options={"suits": 1}), "Ann", "Bob", "Cy"
+    )
+    wire = pick_move_showing(h, code, joined[0].you)
+    assert isinstance(h.cmd(ann, MoveCmd(seq=0, move=wire)), Moved)
+    resign(h, ann)
+    seen = [joined[0], *h.inbox[ann]]  # (before the race was over: its end never came)
+    h.take(h.hub.disconnect(ann, h.now))
+    first_id = h.hub.rooms[code].race.race_id  # type: ignore[union-attr]
+    for c in (bob, cy):
+        resign(h, c)
+    for c in (bob, cy):
+        h.cmd(c, Rematch(seq=0))
+    h.tick(h.hub.limits.countdown_ms / 1000)
+    assert h.hub.rooms[code].state == "racing"
+    ann2 = h.connect()
+    snap = h.cmd(ann2, Resume(seq=0, code=code, token=joined[0].token))
+    assert isinstance(snap, Snapshot) and snap.room.race_id != first_id
+    model = fed([*seen, snap])
+    assert model.missed is not None and model.missed.race_id == first_id
+    record = h.hub.finished[first_id]
+    said = model.missed_result(record)
+    assert said.startswith("Your last race ended while you were away: you placed ")
+    assert "deal verified" in said and "every card you were shown" in said, said
+    assert model.missed is None
+    # a server that deals another deal than the one it showed her is caught
+    model = fed([*seen, snap])
+    forged = record.model_copy(
+        update={"reveal": record.reveal.model_copy(update={"salt": "00" * 16})}
+    )
+    assert "WARNING: the revealed deal does not match" in model.missed_result(forged)
+
+
 def pick_move_showing(h: Harness, code: str, you: int) -> WireMove:
     """A tableau move of deal 1 that turns a card up."""
     from protocol.messages import to_wire
