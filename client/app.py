@@ -759,7 +759,12 @@ class RaceApp(App[None]):
         finally:
             self.keys.answered()
             if answer is None:
-                self.typed_ahead.clear()  # refused or not connected: keys typed on are moot
+                # refused or not connected: keys typed on are moot, and said to be (they went
+                # silently: a bad-network trial)
+                dropped = len(self.typed_ahead)
+                self.typed_ahead.clear()
+                if dropped and self.session.unsettled is not None:
+                    self.session.typed_dropped = dropped
         if by_itself and isinstance(answer, Moved):
             # said: it is a move, and a card it turns up is where undo stops
             said = "A complete suit went home by itself (o turns that off)"

@@ -552,6 +552,10 @@ class RaceModel:
         if room.state in ("countdown", "racing"):
             me = self.me_member()
             seated = self.role == "player" and me is not None and me.ready
+            if room.state == "racing" and self.progress and self.my_progress() is None:
+                # ready, but left out of it (away when it started): only to watch (it said
+                # "press n to join in": a bad-network trial)
+                seated = False
             when = "is about to start" if room.state == "countdown" else "has started"
             return f"the next race {when}: press n to {'join in' if seated else 'watch it'}"
         return None

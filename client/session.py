@@ -59,7 +59,7 @@ from .seats import (
     saved_seat,
 )
 from .terminal import program
-from .text import safe, sentence
+from .text import plural, safe, sentence
 
 log = logging.getLogger("patience_race.client")
 
@@ -149,6 +149,8 @@ class Session:
         """A move sent whose answer never came (the link stalled or dropped): the board's
         moves and undos when it was sent, to tell from the snapshot after the reconnection
         whether it was made."""
+        self.typed_dropped = 0
+        """Keys typed after a move left without an answer, not sent: said once back."""
         self.unsettled_key: tuple[Ready | Rematch | Start, str] | None = None
         """A ready, rematch or start sent whose answer never came, and the room's state then:
         the snapshot says whether it was done (it went unmentioned, the screen saying you were
@@ -302,6 +304,15 @@ class Session:
         state = self.model.state
         note = self._key_settled(snap)
         me = self.model.my_progress()
+        resigned_then = unsettled is not None and unsettled[2]
+        if resigned_then and self.model.phase == "results" and self.model.standings:
+            # the race ended meanwhile: its standings say whether the resignation counted (it
+            # said nothing: a bad-network trial)
+            mine = next((s for s in self.model.standings if s.id == self.model.you), None)
+            if mine is not None and mine.status == "resigned":
+                note = " You have resigned, as you asked."
+            elif mine is not None:
+                note = " Your resignation did not reach the server before the race ended."
         if unsettled is not None and state is not None and self.model.phase == "racing":
             moves, undos, resigning = unsettled
             if resigning:
@@ -320,6 +331,9 @@ class Session:
                     if made
                     else " Your last move did not reach the server: make it again."
                 )
+        dropped, self.typed_dropped = self.typed_dropped, 0
+        if dropped:
+            note += f" {plural(dropped, 'key')} typed after it {'was' if dropped == 1 else 'were'} not sent."
         if snap.role == "player" and me is not None and me.status == "disconnected":
             self.model.status = RELEASED
         elif snap.role == "player" and me is None and self.model.phase == "racing":

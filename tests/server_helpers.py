@@ -397,6 +397,8 @@ class StallProxy:
         self.port = port
         self.stalled = False
         self.drop = False
+        self.to_client_only = False
+        """The stall holds only what the server sends: the client's commands get through."""
         self._going = asyncio.Event()
         self._going.set()
         self._server: asyncio.Server | None = None
@@ -407,8 +409,8 @@ class StallProxy:
         assert self._server is not None
         return f"ws://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
 
-    def stall(self, drop: bool = False) -> None:
-        self.stalled, self.drop = True, drop
+    def stall(self, drop: bool = False, to_client_only: bool = False) -> None:
+        self.stalled, self.drop, self.to_client_only = True, drop, to_client_only
         self._going.clear()
 
     def go(self) -> None:
@@ -430,8 +432,8 @@ class StallProxy:
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.port)
         pumps = [
-            asyncio.create_task(self._pump(reader, up_writer)),
-            asyncio.create_task(self._pump(up_reader, writer)),
+            asyncio.create_task(self._pump(reader, up_writer, False)),
+            asyncio.create_task(self._pump(up_reader, writer, True)),
         ]
         self._tasks.update(pumps)
         await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
@@ -443,11 +445,15 @@ class StallProxy:
         for w in (writer, up_writer):
             w.close()
 
-    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pump(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, to_client: bool
+    ) -> None:
         with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
             while data := await reader.read(65536):
-                if self.stalled and self.drop:
+                held = self.stalled and (to_client or not self.to_client_only)
+                if held and self.drop:
                     continue
-                await self._going.wait()
+                if held:
+                    await self._going.wait()
                 writer.write(data)
                 await writer.drain()

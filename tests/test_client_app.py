@@ -18,7 +18,7 @@ from protocol.game import new_game
 from protocol.messages import CreateRoom, Joined, JoinRoom, MoveCmd, Ready, Settings, WireMove
 from protocol.moves import Kind, tableau
 
-from .server_helpers import close_all, eventually, host_and_join, running_server
+from .server_helpers import StallProxy, close_all, eventually, host_and_join, running_server
 
 
 def model_with(game: str, number: int, **options: object) -> RaceModel:
@@ -244,6 +244,30 @@ async def test_watching_under_a_name_taken_says_what_to_do() -> None:
             assert "already called" in app.model.status
             assert "pass --name with another name" in app.model.status
         await ann.close()
+
+
+async def test_keys_typed_after_a_move_left_without_an_answer_are_said_not_sent() -> None:
+    """d, then d again while the first waits on a stalled link: back, one deal was made and
+    the second key dropped, silently (a bad-network trial)."""
+    async with running_server() as server, StallProxy(server.port) as proxy:
+        settings = Settings(options={"suits": 1})
+        app = RaceApp(Plan(action="host", name="Ann", url=proxy.url, settings=settings))
+        async with app.run_test(size=(100, 30)) as pilot:
+            bob = await bob_joins(app, pilot, server.url)
+            assert app.session is not None
+            app.session.answer_timeout = 0.5
+            await bob.request(Ready(seq=0))
+            await pilot.press("s")
+            await wait_until(
+                pilot, lambda: app.model.phase == "racing" and app.model.state is not None
+            )
+            proxy.stall(drop=True)
+            await pilot.press("d", "d")
+            await pilot.pause(0.2)
+            proxy.go()
+            await wait_until(pilot, lambda: "Reconnected" in app.model.status, 15)
+            assert "1 key typed after it was not sent." in app.model.status, app.model.status
+            await bob.close()
 
 
 async def test_race_in_the_app_against_a_real_server() -> None:

@@ -426,6 +426,12 @@ def test_results_stay_when_the_room_moves_on() -> None:
     model.apply(RaceStart(race_id="r2", commitment="c" * 64, time_limit_ms=None, board=None))
     assert "the next race has started: press n to join in" in screens.results(model).plain
     assert model.holding and model.status != "Go!"  # not under the old results (new-user trial)
+    # ready, but left out of the race (away when it started): to watch it, not to join in
+    others = [progress(2, "Bob"), progress(3, "Cy")]
+    model.apply(ProgressUpdate(elapsed_ms=1000, players=others))
+    assert "the next race has started: press n to watch it" in screens.results(model).plain
+    model.apply(ProgressUpdate(elapsed_ms=2000, players=[progress(1, "Ann"), *others]))
+    assert "the next race has started: press n to join in" in screens.results(model).plain
     model.leave_results()
     assert not model.holding and model.phase == "racing"
 

@@ -493,6 +493,27 @@ async def test_a_resignation_left_without_an_answer_is_said_made_or_not(lost: bo
         await bob.close()
 
 
+async def test_a_resignation_made_as_the_race_ended_meanwhile_is_confirmed() -> None:
+    """Ann's resignation reaches the server over a stalled link, and Bob's ends the race
+    before she is back: her results said nothing of it (a bad-network trial)."""
+    from protocol.moves import Kind, Move
+
+    async with running_server(fast_limits()) as server, StallProxy(server.port) as proxy:
+        model, ann, bob = await ann_stalling_bob_not(server.url, proxy.url)
+        await bob.request(Ready(seq=0))
+        await ann.start()
+        await eventually(lambda: model.phase == "racing" and model.state is not None)
+        proxy.stall(to_client_only=True)  # her resignation gets there; the answer does not
+        assert await ann.move(Move(Kind.RESIGN)) is None
+        await bob.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
+        assert room_of(server, ann.code or "").state == "results"
+        proxy.go()
+        await eventually(lambda: ann.connected and "resign" in model.status, 10)
+        assert model.status.endswith("You have resigned, as you asked."), model.status
+        await ann.close()
+        await bob.close()
+
+
 @pytest.mark.parametrize("lost", [False, True])
 async def test_a_ready_left_without_an_answer_is_said_done_or_not(lost: bool) -> None:
     """r pressed as the link stalled: back, nothing was said, and the screen went on saying
