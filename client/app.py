@@ -799,6 +799,12 @@ class RaceApp(App[None]):
         ):
             return
         me = model.me_member()
+        late = model.countdown_end is not None and time.monotonic() - model.countdown_end >= 1.0
+        if model.phase == "countdown" and late:
+            # past zero, the start not heard (a stalled link): the countdown is over, nothing
+            # stops it now (r said "You stopped the countdown": a trial)
+            model.status = "The race should have started: waiting for the server..."
+            return
         if key == "r":
             # in the countdown: not ready after all, which stops it
             ready = model.phase == "lobby" and not (me and me.ready)

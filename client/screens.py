@@ -113,8 +113,10 @@ def footer_keys(model: RaceModel) -> str:
         more = "d deal  " if state.deals_left else "rr redeal  " if state.redeals_left else ""
         return f"1-0 -= pick  f/k/a home  {more}{undo}xx resign  qq quit  ? help"
     if phase == "countdown":
-        if model.role != "player":
-            return "q: leave   ?: help"
+        end = model.countdown_end
+        if model.role != "player" or (end is not None and time.monotonic() - end >= 1.0):
+            # (past zero, waiting for the start: no countdown left to stop: a trial)
+            return "q q: leave   ?: help" if model.role == "player" else "q: leave   ?: help"
         if model.is_host():
             return "r: stop the countdown  g/o/v/m/t/u/+/-/p/w: settings  q q: leave  ?: help"
         return "r: not ready (stops the countdown)   q q: leave   ?: help"

@@ -270,6 +270,27 @@ async def test_keys_typed_after_a_move_left_without_an_answer_are_said_not_sent(
             await bob.close()
 
 
+async def test_r_past_zero_does_not_claim_to_stop_the_countdown() -> None:
+    """The start not heard a second past zero (a stalled link): r said "You stopped the
+    countdown" of one already over (a trial)."""
+    import time
+
+    from .server_helpers import fast_limits
+
+    async with running_server(fast_limits(countdown_ms=60_000)) as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=Settings()))
+        async with app.run_test(size=(100, 30)) as pilot:
+            bob = await bob_joins(app, pilot, server.url)
+            await bob.request(Ready(seq=0))
+            await pilot.press("s")
+            await wait_until(pilot, lambda: app.model.phase == "countdown")
+            app.model.countdown_end = time.monotonic() - 2.0  # as if the start were late
+            await pilot.press("r")
+            assert app.model.status == "The race should have started: waiting for the server..."
+            assert server.hub.rooms[app.model.room.code].state == "countdown"  # type: ignore[union-attr]
+            await bob.close()
+
+
 async def test_race_in_the_app_against_a_real_server() -> None:
     async with running_server() as server:
         app = RaceApp(

@@ -4,6 +4,7 @@ the countdown, board sizes, the race panel, keys for runs, hostile names rendere
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from rich.cells import cell_len
@@ -579,6 +580,10 @@ def test_a_countdown_past_zero_without_a_start_says_it_waits() -> None:
     assert "waiting for the server" not in screens.countdown(model, 60, 20, now=103.5).plain
     late = screens.countdown(model, 60, 20, now=104.1).plain
     assert "waiting for the server" in late and "█" not in late
+    # and no countdown left to stop on the footer (it offered "r: stop the countdown")
+    model.you, model.role = 1, "player"
+    model.countdown_end = time.monotonic() - 2.0
+    assert screens.footer_keys(model) == "q q: leave   ?: help"
 
 
 def test_a_big_countdown_in_the_middle() -> None:
