@@ -485,17 +485,22 @@ async def test_a_lobby_waiting_on_a_player_still_waits_after_a_restart(tmp_path:
             await close_all(back)
 
 
+def short_restart_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hold after a restart (players away still hold a start) half a second, not 15."""
+    import server.lifecycle
+    import server.upkeep
+
+    monkeypatch.setattr(server.lifecycle, "RESTART_HOLD_S", 0.5)
+    monkeypatch.setattr(server.upkeep, "RESTART_HOLD_S", 0.5)
+
+
 async def test_a_lobby_to_start_by_itself_starts_after_a_restart_without_one_away(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Ann and Bob ready, Cy away and not ready (she holds nobody back), the race budget
     spent: "the countdown starts by itself".  After a restart it did not any more (a review
     of the fix above): it starts once the restart's hold is over."""
-    import server.lifecycle
-    import server.upkeep
-
-    monkeypatch.setattr(server.lifecycle, "RESTART_HOLD_S", 0.5)
-    monkeypatch.setattr(server.upkeep, "RESTART_HOLD_S", 0.5)
+    short_restart_hold(monkeypatch)
     db = tmp_path / "races.sqlite3"
     async with running_server(fast_limits(race_rate=0.001, race_burst=1), Store(db)) as server:
         conns, code, joined = await host_and_join(server.url, ["Ann", "Bob", "Cy"], Settings())
@@ -528,11 +533,7 @@ async def test_a_rematch_agreed_just_after_a_restart_starts_without_one_not_back
     """On the results when the server restarts, Ann and Cy back and asking for the rematch, Bob
     not back: the restart's hold kept the lobby from starting, and nothing looked again once it
     was over, everyone there ready, no countdown, no word why (a bad-network trial)."""
-    import server.lifecycle
-    import server.upkeep
-
-    monkeypatch.setattr(server.lifecycle, "RESTART_HOLD_S", 0.5)
-    monkeypatch.setattr(server.upkeep, "RESTART_HOLD_S", 0.5)
+    short_restart_hold(monkeypatch)
     db = tmp_path / "races.sqlite3"
     async with running_server(fast_limits(), Store(db)) as server:
         conns, code, joined = await host_and_join(server.url, ["Ann", "Bob", "Cy"], Settings())
