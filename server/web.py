@@ -6,6 +6,7 @@ the hub's encoded-record cache within the address's byte budget.  Functions of a
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from http import HTTPStatus
 from typing import TYPE_CHECKING
@@ -24,8 +25,23 @@ if TYPE_CHECKING:
 
 def respond(server: RaceServer, connection: ServerConnection, request: Request) -> Response | None:
     """The server's HTTP answers on its WebSocket port: ``/healthz``, ``/metrics`` and
-    ``/races/<id>``; None for a path that is the WebSocket's."""
+    ``/races/<id>``, each read with GET or HEAD (HEAD: the headers alone; any other method gets
+    ``405``); None for a path that is the WebSocket's."""
     path = request.path.split("?", 1)[0]
+    if path not in ("/healthz", "/metrics") and not path.startswith("/races/"):
+        return None
+    method = request.method
+    if method not in ("GET", "HEAD"):
+        refused = connection.respond(HTTPStatus.METHOD_NOT_ALLOWED, "use GET\n")
+        refused.headers["Allow"] = "GET, HEAD"
+        return refused
+    response = _answer(server, connection, request, path)
+    return dataclasses.replace(response, body=b"") if method == "HEAD" else response
+
+
+def _answer(
+    server: RaceServer, connection: ServerConnection, request: Request, path: str
+) -> Response:
     if path == "/healthz":
         status = "draining" if server.hub.draining else "ok"
         code = HTTPStatus.SERVICE_UNAVAILABLE if server.hub.draining else HTTPStatus.OK
@@ -34,9 +50,7 @@ def respond(server: RaceServer, connection: ServerConnection, request: Request) 
         response = connection.respond(HTTPStatus.OK, metrics_text(server))
         response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
         return response
-    if path.startswith("/races/"):
-        return race_record(server, connection, request, path.removeprefix("/races/")[:64])
-    return None
+    return race_record(server, connection, request, path.removeprefix("/races/")[:64])
 
 
 async def respond_in_cluster(

@@ -284,14 +284,15 @@ async def raw_client(url: str, hello: bool = True) -> AsyncIterator[ClientConnec
 
 
 async def http_get(
-    server: RaceServer, path: str, send: Sequence[tuple[str, str]] = ()
+    server: RaceServer, path: str, send: Sequence[tuple[str, str]] = (), method: str = "GET"
 ) -> tuple[int, dict[str, str], bytes]:
-    """GET ``path`` (with the request headers ``send``): status, headers (lower case), body."""
+    """GET ``path`` (with the request headers ``send``; or another ``method``): status, headers
+    (lower case), body (none for HEAD, whatever its Content-Length says)."""
     reader, writer = await asyncio.open_connection(server.host, server.port)
     try:
         extra = "".join(f"{k}: {v}\r\n" for k, v in send)
         writer.write(
-            f"GET {path} HTTP/1.1\r\nHost: {server.host}:{server.port}\r\n{extra}"
+            f"{method} {path} HTTP/1.1\r\nHost: {server.host}:{server.port}\r\n{extra}"
             "Connection: close\r\n\r\n".encode()
         )
         await writer.drain()
@@ -303,7 +304,7 @@ async def http_get(
             if ":" in line:
                 k, v = line.split(":", 1)
                 headers[k.strip().lower()] = v.strip()
-        length = int(headers.get("content-length", "0"))
+        length = 0 if method == "HEAD" else int(headers.get("content-length", "0"))
         body = await asyncio.wait_for(reader.readexactly(length), 5)
         return status, headers, body
     finally:

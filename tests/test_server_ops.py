@@ -96,6 +96,11 @@ async def test_healthz_and_a_draining_server() -> None:
     async with running_server() as server:
         status, _headers, body = await http_get(server, "/healthz")
         assert (status, body) == (200, b"ok\n")
+        status, headers, body = await http_get(server, "/healthz", method="HEAD")
+        assert (status, headers["content-length"], body) == (200, "3", b"")
+        for path in ("/healthz", "/metrics", "/races/x"):
+            status, headers, body = await http_get(server, path, method="POST")
+            assert (status, headers["allow"], body) == (405, "GET, HEAD", b"use GET\n")
         async with Connection(server.url) as ann:
             j = await ann.request(CreateRoom(seq=0, name="Ann", settings=Settings()))
             server.hub.drain()  # what SIGTERM does first (without closing anyone here)
