@@ -68,7 +68,10 @@ class Upkeep(RaceLifecycle):
                 room.state == "countdown"
                 and room.countdown_end is not None
                 and now >= room.countdown_end
+                and not self.draining
             ):
+                # (not while draining: no new race; the countdown is saved as it is, and held
+                # after the restart until everyone is back, as one cut short there)
                 self._start_race(room, now, out)
                 self._check_end(room, now, out)  # everyone may have left during the countdown
             if room.away and not self._grace(room, now, out):

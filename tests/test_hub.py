@@ -882,6 +882,21 @@ def test_a_time_limit_does_not_run_out_during_a_drain() -> None:
     assert h.hub.rooms[code].state == "racing"
 
 
+def test_a_countdown_does_not_start_a_race_during_a_drain() -> None:
+    """A countdown that ran out while the drain waited for connections to close started a race
+    nobody was sent, its clock running after the restart with everyone away (a review): it stays
+    a countdown, held after the restart until everyone is back."""
+    h = Harness(countdown_ms=3000)
+    code, conns, _ = h.room(Settings(), "Ann", "Bob")
+    for c in conns:
+        assert isinstance(h.cmd(c, Ready(seq=0)), Ack)
+    assert h.hub.rooms[code].state == "countdown"
+    h.take(h.hub.drain())
+    h.tick(5.0)
+    assert h.hub.rooms[code].state == "countdown"
+    assert not any(h.got(c, RaceStart) for c in conns)
+
+
 def test_someone_removed_by_the_host_cannot_rejoin_at_once() -> None:
     """A stranger who rejoins as fast as the host removes them held a public room's start for
     good: their address is kept out of that room for a while (not the host's own machine's)."""
