@@ -489,7 +489,7 @@ def choose_name(url: str, code: str, given: str | None, notes: list[str] | None 
             answer = input(f"Which is yours? (1-{len(names)}) ").strip()
         except EOFError:
             break
-        if answer.isdigit() and 1 <= int(answer) <= len(names):
+        if answer.isascii() and answer.isdigit() and 1 <= int(answer) <= len(names):
             return names[int(answer) - 1]
         match = [n for n in names if n.casefold() == answer.casefold()]
         if match:

@@ -52,6 +52,12 @@ def config_or_none(game: str, options: Mapping[str, Any], numbering: str) -> Gam
         return None
 
 
+def _digits(text: str) -> bool:
+    """``text`` is a whole number written in ASCII digits, short enough to read (``str.isdigit``
+    alone takes ``²`` and Arabic-Indic digits, which ``int`` refuses or reads)."""
+    return 0 < len(text) <= 40 and text.isascii() and text.isdigit()
+
+
 @dataclass(frozen=True, slots=True)
 class GameConfig:
     """A game with every option given a value, and a numbering."""
@@ -71,7 +77,7 @@ class GameConfig:
                     f"{self.game} has no option {key!r}; its options are {', '.join(known)}"
                 )
             allowed = known[key]
-            if isinstance(allowed[0], int) and isinstance(value, str) and value.strip().isdigit():
+            if isinstance(allowed[0], int) and isinstance(value, str) and _digits(value.strip()):
                 value = int(value)
             if isinstance(value, bool) or value not in allowed:
                 raise ConfigError(
@@ -119,8 +125,8 @@ class GameConfig:
             text = number.strip().replace("_", "")
             if text.startswith("#"):
                 text = text[1:]
-            if not text.lstrip("-").isdigit():
-                raise ConfigError(f"deal number {number!r} is not a whole number")
+            if not _digits(text.removeprefix("-")):
+                raise ConfigError(f"deal number {number[:40]!r} is not a whole number")
             number = int(text)
         if isinstance(number, bool) or not isinstance(number, int):
             raise ConfigError(f"deal number {number!r} is not a whole number")

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from protocol.codec import encode
-from protocol.config import ConfigError, GameConfig
+from protocol.config import OPTIONS, ConfigError, GameConfig
 from protocol.messages import (
     PROTOCOL_VERSION,
     Ack,
@@ -389,6 +389,15 @@ class Hub(Upkeep):
         )
 
     def _check_settings(self, settings: Settings, players: int) -> GameConfig:
+        for key, value in settings.options.items():
+            allowed = OPTIONS.get(settings.game, {}).get(key)
+            if allowed and isinstance(allowed[0], int) and not isinstance(value, int):
+                # (the wire is strict: "1" for 1 is refused, as for every other number)
+                raise CommandError(
+                    "bad_settings",
+                    f"{settings.game} option {key} is a number "
+                    f"({', '.join(str(a) for a in allowed)}), not the string {value[:20]!r}",
+                )
         try:
             config = GameConfig(settings.game, settings.options, settings.numbering)
             if settings.deal_number is not None:

@@ -118,6 +118,10 @@ def test_options_that_do_not_change_the_deal() -> None:
         ("spider", {}, "pysolfc", MAX_PYSOLFC_NUMBER + 1, "from 1"),
         ("spider", {}, "pysolfc", "twelve", "not a whole number"),
         ("spider", {}, "pysolfc", "1.5", "not a whole number"),
+        ("spider", {}, "pysolfc", "\u00b2", "not a whole number"),  # isdigit, not int's
+        ("spider", {}, "pysolfc", "--5", "not a whole number"),
+        ("spider", {}, "pysolfc", "9" * 5000, "not a whole number"),  # past int()'s digits
+        ("spider", {"suits": "\u00b2"}, "pysolfc", 1, "suits"),
         ("spider", {}, "xpat2", 10**9, "0 to 999999999"),
         ("spider", {}, "xpat2", -1, "0 to 999999999"),
         ("spider", {"suits": 3}, "pysolfc", 1, "suits"),

@@ -127,6 +127,9 @@ async def test_settings_that_do_not_exist_are_bad_settings() -> None:
                 {"game": "louis", "numbering": "xpat2"},
                 {"mode": "score"},  # score needs a time limit
                 {"deal_number": 0},
+                {"game": "spider", "options": {"suits": "1"}},  # a number is a number
+                {"game": "spider", "options": {"suits": "\u00b2"}},  # (a traceback: a review)
+                {"game": "st-helena", "options": {"build": 1}},
             ),
             start=1,
         ):
