@@ -857,25 +857,24 @@ class RaceApp(App[None]):
         sent, at = self._sent_settings
         pending = sent is not None and time.monotonic() - at < 3 and not _taken(model.room, sent)
         new = host_settings(model.room, key, self.kept_options, sent if pending else None)
-        number = self.plan.settings.deal_number if self.plan.settings is not None else None
         room = model.room.settings
-        if (
+        # the deal the host fixed stays through the lobby's other changes (the time, the mode,
+        # an option: any key dropped it for a random deal), after a resume too, when the
+        # number is not on this side any more; another game, or a certified deal, drops it,
+        # and the status line says so
+        keep = (
             isinstance(new, Settings)
-            and number is not None
             and room.fixed_deal
             and new.game == room.game
             and not new.winnable
-        ):
-            # the deal this host fixed on the command line stays through the lobby's other
-            # changes (the time, the mode, an option: any key dropped it for a random deal);
-            # another game, or a certified deal, drops it, and the status line says so
-            new = new.model_copy(update={"deal_number": number})
+            and new.deal_number is None
+        )
         if isinstance(new, str):
             model.status = new
         elif new is not None:
             self._sent_settings = (new, time.monotonic())
             try:
-                await session.update_settings(new)
+                await session.update_settings(new, keep_deal=keep)
             except Exception:
                 self._sent_settings = (None, 0.0)
                 raise

@@ -463,8 +463,8 @@ class Session:
     async def rematch(self) -> Event | None:
         return await self.command(Rematch(seq=0))
 
-    async def update_settings(self, settings: Settings) -> None:
-        await self.command(UpdateSettings(seq=0, settings=settings))
+    async def update_settings(self, settings: Settings, keep_deal: bool = False) -> None:
+        await self.command(UpdateSettings(seq=0, settings=settings, keep_deal=keep_deal))
 
     async def leave(self) -> None:
         if self.conn is not None and self.connected:

@@ -15,15 +15,18 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
+    SerializerFunctionWrapHandler,
     StringConstraints,
     TypeAdapter,
     WithJsonSchema,
+    model_serializer,
 )
 
 from .moves import Kind, Move
 from .view import BoardView, CardName
 
-PROTOCOL_VERSION = "1.1"
+PROTOCOL_VERSION = "1.2"
 """``major.minor``: a client of another major version is refused; minors only add optional fields."""
 
 Seq = Annotated[int, Field(ge=0, le=2**53)]
@@ -47,13 +50,21 @@ def _decimal(value: object) -> object:
     return value
 
 
+def _json_number(value: int) -> int | str:
+    """In JSON (a record over HTTP, an export) a number past 2**53 - 1 is its decimal string:
+    JavaScript's JSON.parse rounds a larger integer, and the commitment check fails."""
+    return value if value <= 2**53 - 1 else str(value)
+
+
 DealNumber = Annotated[
     int,
     BeforeValidator(_decimal),
+    PlainSerializer(_json_number, when_used="json"),
     WithJsonSchema(
         {
             "anyOf": [{"type": "integer"}, {"type": "string", "pattern": "^[0-9]{1,21}$"}],
-            "description": "a deal number; one past 2**64 - 1 is sent as its decimal string",
+            "description": "a deal number; one past 2**64 - 1 is sent as its decimal string "
+            "(in JSON, one past 2**53 - 1)",
         }
     ),
 ]
@@ -349,6 +360,17 @@ class Leave(Command):
 class UpdateSettings(Command):
     type: Literal["update_settings"] = "update_settings"
     settings: Settings
+    keep_deal: bool = False
+    """Keep the room's fixed deal (its number is never shown to anyone, so no client can send it
+    back): with ``settings.deal_number`` nil, the room's stays (1.2)."""
+
+    @model_serializer(mode="wrap")
+    def _without_default(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        # (left out when false: a 1.1 server, strict about fields, still takes the command)
+        data: dict[str, object] = handler(self)
+        if not self.keep_deal:
+            data.pop("keep_deal", None)
+        return data
 
 
 class Kick(Command):

@@ -325,7 +325,7 @@ class RaceServer:
         try:
             message = decode_command(frame)
         except DecodeError as exc:
-            self._deliver(self.hub.bad_input(cid, exc.code, exc.message, exc.seq))
+            self._deliver(self.hub.bad_input(cid, exc.code, exc.message, exc.seq, now))
             return
         try:
             out = self.hub.handle(cid, message, now)
@@ -345,6 +345,7 @@ class RaceServer:
                 "bad_message",
                 "the server could not handle that message",
                 getattr(message, "seq", None),
+                now,
             )
         self._deliver(out, now)
 

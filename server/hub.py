@@ -231,13 +231,23 @@ class Hub(Upkeep):
                 self._rematch_if_agreed(room, now, out)
         return out
 
-    def bad_input(self, cid: int, code: ErrorCode, message: str, seq: int | None = None) -> Outbox:
+    def bad_input(
+        self, cid: int, code: ErrorCode, message: str, seq: int | None, now: float
+    ) -> Outbox:
         """A frame that could not be read (``seq`` None), or a message refused before it is
-        handled: an error, and the connection closed if it goes on."""
+        handled: an error, and the connection closed if it goes on (``max_bad`` of them, each
+        forgiven after ``bad_forget_s``)."""
         out = Outbox()
         conn = self.conns.get(cid)
         if conn is None:
             return out
+        forget = self.limits.bad_forget_s
+        if conn.bad and now - conn.bad_at >= forget:
+            forgiven = int((now - conn.bad_at) / forget)
+            conn.bad = max(0, conn.bad - forgiven)
+            conn.bad_at += forgiven * forget
+        if not conn.bad:
+            conn.bad_at = now
         conn.bad += 1
         self.count(f"bad_input_{code}")
         out.send(cid, Error(seq=seq, code=code, message=message))
@@ -282,10 +292,11 @@ class Hub(Upkeep):
                 "bad_message",
                 f"{cmd.type} is a server event, not a command",
                 getattr(cmd, "seq", None),
+                now,
             )
         if not conn.hello and not isinstance(cmd, Hello):
             return self.bad_input(
-                cid, "hello_first", "say hello first, with your protocol version", cmd.seq
+                cid, "hello_first", "say hello first, with your protocol version", cmd.seq, now
             )
         cache = conn.member.seqs if conn.member else conn.seqs
         again = cache.get(cmd.seq)
@@ -316,7 +327,9 @@ class Hub(Upkeep):
                 Error(
                     seq=cmd.seq,
                     code="bad_message",
-                    message=f"sequence number {cmd.seq} was already used: they must increase",
+                    message=f"sequence number {cmd.seq} is not above {cache.highest}, the "
+                    "highest used: each command needs a higher one (one sent again is answered "
+                    "again while its answer is kept: the last 16)",
                 ),
             )
             return out
@@ -727,13 +740,18 @@ class Hub(Upkeep):
         room, member = self._host_only(conn)
         if room.state not in ("lobby", "countdown"):
             raise CommandError("wrong_state", "settings change only in the lobby, before the start")
-        config = self._check_settings(cmd.settings, len(room.players()))
+        settings = cmd.settings
+        if cmd.keep_deal and room.settings.deal_number is not None:
+            if settings.deal_number is not None:
+                raise CommandError("bad_settings", "keep_deal keeps the deal: send no deal_number")
+            settings = settings.model_copy(update={"deal_number": room.settings.deal_number})
+        config = self._check_settings(settings, len(room.players()))
         if room.state == "countdown":
             self._stop_countdown(room, member, out)
         room.config = config
-        if room.settings.private != cmd.settings.private:
+        if room.settings.private != settings.private:
             self._rooms_listed = (-1.0, [])  # a room gone private leaves the list at once
-        room.settings = cmd.settings
+        room.settings = settings
         for m in room.members.values():
             m.ready = False
         self._seat_waiting(room)  # more seats: those who came to play take them

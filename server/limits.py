@@ -20,7 +20,10 @@ class Limits:
     max_limited: int = 50
     """Commands refused for rate before the connection is closed (4429)."""
     max_bad: int = 10
-    """Unreadable or out-of-order messages before the connection is closed (4400)."""
+    """Unreadable or invalid messages before the connection is closed (4400)..."""
+    bad_forget_s: float = 60.0
+    """...each forgiven after this long (a client trying a command a newer server knows, now
+    and then, is not cut)."""
     max_connections: int = 5000
     max_per_address: int = 64
     """Connections from one client address (behind a trusted proxy, the forwarded address)."""

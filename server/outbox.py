@@ -93,5 +93,8 @@ class Conn:
     member: MemberState | None = None
     seqs: SeqCache = field(default_factory=SeqCache)
     bad: int = 0
+    """Bad messages not yet forgiven (one each :attr:`~server.limits.Limits.bad_forget_s`)..."""
+    bad_at: float = 0.0
+    """...counted from then."""
     limited: int = 0
     last_seen: float = 0.0

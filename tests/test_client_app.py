@@ -119,12 +119,16 @@ def text_of(app: RaceApp, selector: str) -> str:
 
 async def test_a_deal_fixed_on_the_command_line_stays_through_the_lobbys_changes() -> None:
     """``host st-helena --deal 5``, then t for a time limit: the room said "random deal" (any
-    host key dropped the fixed deal).  It stays now; another game drops it (a trial)."""
+    host key dropped the fixed deal).  It stays now; another game drops it (a trial).  A host
+    who took the seat back (``join``) has no number on this side: the server keeps it
+    (``keep_deal``; a client could not change a setting without dropping the deal: a docs-only
+    client trial)."""
     async with running_server() as server:
         settings = Settings(game="st-helena", deal_number=5)
         app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=settings))
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_until(pilot, lambda: app.model.room is not None)
+            app.plan.settings = None  # as after a resume: the number is the server's alone
             room = server.hub.rooms[app.model.room.code]  # type: ignore[union-attr]
             for key, changed in (("t", "time_limit"), ("u", "undo"), ("o", "options")):
                 before = getattr(room.settings, changed)

@@ -82,3 +82,27 @@ def test_the_tests_read_the_servers_frames_strictly() -> None:
     with pytest.raises(DecodeError) as caught:
         strict(frame(data))
     assert "standings.0.hidden" in caught.value.message
+
+
+def test_a_deal_number_past_two_to_the_53_is_a_string_in_json() -> None:
+    """A record over HTTP carried ``"number": 41297902966321250304`` as a bare JSON integer,
+    which JavaScript's JSON.parse rounds: the commitment check failed in a browser (a docs-only
+    client trial). In JSON a number past 2**53 - 1 is its decimal string; msgpack keeps its
+    integers up to 2**64 - 1; every reader takes either form."""
+    import json
+
+    for number, in_json in (
+        (2**53 - 1, 2**53 - 1),
+        (2**53, str(2**53)),
+        (41297902966321250304, "41297902966321250304"),
+    ):
+        reveal = Reveal(
+            game="spider", options={"suits": 1}, numbering="pysolfc", number=number, salt="ab",
+            commitment="cd",
+        )  # fmt: skip
+        assert json.loads(reveal.model_dump_json())["number"] == in_json
+        assert Reveal.model_validate_json(reveal.model_dump_json()) == reveal
+        over = RaceOver(race_id="r1", reason="all_done", standings=[], reveal=reveal)
+        sent = msgpack.unpackb(encode(over))["reveal"]["number"]
+        assert sent == (number if number < 2**64 else str(number))
+        assert decode(encode(over)) == over

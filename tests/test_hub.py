@@ -456,6 +456,27 @@ def test_not_ready_in_the_countdown_stops_it_and_the_host_can_change_the_game() 
     assert not h.got(bob, RaceStart)
 
 
+def test_keep_deal_keeps_the_fixed_deal_no_client_can_send_back() -> None:
+    """The room shows ``fixed_deal``, never the number: a host who changed a setting (after a
+    resume, or any client but the one that fixed it) dropped the deal for a random one (a
+    docs-only client trial). ``keep_deal`` keeps it."""
+    h = Harness()
+    code, (ann, _bob), _ = h.room(Settings(deal_number=77), "Ann", "Bob")
+    room = h.hub.rooms[code]
+    kept = UpdateSettings(seq=0, settings=Settings(seats=4), keep_deal=True)
+    assert isinstance(h.cmd(ann, kept), Ack)
+    assert (room.settings.seats, room.settings.deal_number) == (4, 77)
+    both = UpdateSettings(seq=0, settings=Settings(deal_number=5), keep_deal=True)
+    refused = h.cmd(ann, both)
+    assert isinstance(refused, Error) and refused.code == "bad_settings"
+    certified = UpdateSettings(seq=0, settings=Settings(winnable=True), keep_deal=True)
+    refused = h.cmd(ann, certified)
+    assert isinstance(refused, Error) and refused.code == "bad_settings"
+    assert room.settings.deal_number == 77
+    assert isinstance(h.cmd(ann, UpdateSettings(seq=0, settings=Settings(seats=5))), Ack)
+    assert room.settings.deal_number is None  # without it: a random deal, as documented
+
+
 # -- sequence numbers, rate, bad input, time-outs, drain ------------------------------------------
 
 
@@ -470,6 +491,8 @@ def test_a_repeated_seq_is_answered_again_and_not_applied() -> None:
     assert race is not None and race.seats[joined[0].you].state.moves == 1
     old = h.send(ann, MoveCmd(seq=49, move=WireMove(kind="deal")))
     assert isinstance(old[0], Error) and old[0].code == "bad_message"
+    # (it said "49 was already used" of a number never sent: a docs-only client trial)
+    assert old[0].message.startswith("sequence number 49 is not above ")
     assert race.seats[joined[0].you].state.moves == 1
 
 
@@ -604,14 +627,29 @@ def test_bucket() -> None:
     assert b.take(100.0) and b.take(100.0) and not b.take(100.0)  # never more than the burst
 
 
+def test_a_bad_message_now_and_then_is_forgiven() -> None:
+    """The count of bad messages lasted a connection's life: a client trying, now and then, a
+    command only a newer server knows was cut after ten of them over hours (a docs-only client
+    trial). Each is forgiven after ``bad_forget_s``; ten in a row still close."""
+    h = Harness(max_bad=3, bad_forget_s=60.0)
+    c = h.connect()
+    for _ in range(10):
+        h.take(h.hub.bad_input(c, "unknown_type", "x", 5, h.now))
+        h.tick(61.0)
+    assert c not in h.closed
+    for _ in range(3):
+        h.take(h.hub.bad_input(c, "unknown_type", "x", 5, h.now))
+    assert h.closed[c] == 4400
+
+
 def test_bad_input_closes_after_max_bad_and_hello_first_counts() -> None:
     h = Harness(max_bad=3)
     c = h.connect(hello=False)
     answer = h.cmd(c, ListRooms(seq=1))  # answered with its seq, as every command is
     assert isinstance(answer, Error) and answer.code == "hello_first"
-    h.take(h.hub.bad_input(c, "bad_frame", "x"))
+    h.take(h.hub.bad_input(c, "bad_frame", "x", None, h.now))
     assert c not in h.closed
-    h.take(h.hub.bad_input(c, "bad_frame", "x"))
+    h.take(h.hub.bad_input(c, "bad_frame", "x", None, h.now))
     assert h.closed[c] == 4400
     # a server event sent as a command
     d = h.connect()
