@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("patience_race.client")
 
 TYPE_AHEAD = 16
+LOBBY_AHEAD = 8
+"""Lobby keys waiting for the one before to be answered."""
 """Race keys kept while a move awaits the server's answer; past that they are dropped."""
 
 
@@ -234,10 +236,15 @@ class RaceApp(App[None]):
         self.typed_ahead: deque[str] = deque()
         """Race keys pressed while a move awaits the server's answer (at most TYPE_AHEAD)."""
         self.kept_options: dict[str, tuple[dict[str, object], str]] = {}
+        """The host's options and numbering of each game left with ``g``: back to it, they are."""
         self._sent_settings: tuple[Settings | None, float] = (None, 0.0)
         """The settings the host's last key sent, and when: the next key starts from them until
         the room says it took them (:func:`client.keys.host_settings`'s ``base``)."""
-        """The host's options and numbering of each game left with ``g``: back to it, they are."""
+        self.lobby_keys: asyncio.Queue[str] = asyncio.Queue(maxsize=LOBBY_AHEAD)
+        """Lobby and countdown keys, done one after another by :meth:`lobby_keys_worker`
+        (awaited in the key handler, a command without its answer held every key, q and ?
+        too, for up to 10 s: a code review)."""
+        self.lobby_worker_started = False
         self.quit_armed = False
         self.lost_at: float | None = None
         """When the connection was lost (``time.monotonic``), while it is."""
@@ -594,8 +601,27 @@ class RaceApp(App[None]):
         elif phase == "racing":
             await self.race_key(key)
         elif phase in ("lobby", "countdown"):
-            await self.lobby_key(key)
+            if self.lobby_keys.full():
+                self.model.status = "Waiting for the server's answer..."
+            else:
+                self.lobby_keys.put_nowait(key)
+                if not self.lobby_worker_started:
+                    self.lobby_worker_started = True
+                    self.run_worker(self.lobby_keys_worker(), group="lobby")
         self.refresh_view()
+
+    async def lobby_keys_worker(self) -> None:
+        """The lobby's keys in the order pressed, each after the one before has its answer
+        (one worker for the app's life: it waits for the next key)."""
+        while True:
+            key = await self.lobby_keys.get()
+            try:
+                await self.lobby_key(key)
+            except (ServerError, Disconnected, OSError, TimeoutError) as exc:
+                # (the session says most itself; what reaches here is said, not fatal)
+                self.model.status = f"That did not work: {exc}."
+            finally:
+                self.refresh_view()
 
     def guests(self) -> list[str]:
         """With the server inside this program (``play``): the people (not bots) connected to

@@ -142,6 +142,44 @@ async def test_a_deal_fixed_on_the_command_line_stays_through_the_lobbys_changes
             assert "random deal" in app.model.status
 
 
+async def test_a_lobby_key_waiting_for_its_answer_holds_no_other_key() -> None:
+    """``r`` on a stalled link: its command awaited in the key handler held every key, ``?``
+    and ``q`` too, for up to 10 s (a code review). The lobby's keys are done in order apart:
+    ``?`` answers at once, and the keys pressed meanwhile follow the answer."""
+    from client.app import HelpScreen
+
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=Settings()))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            session = app.session
+            assert session is not None
+            answered = asyncio.Event()
+            ready = session.ready
+
+            async def stalled_ready(value: bool = True) -> None:
+                await answered.wait()
+                await ready(value)
+
+            session.ready = stalled_ready  # type: ignore[method-assign]
+            # (the answer comes after 5 s whatever happens: a key handler held would otherwise
+            # hold this test for ever)
+            later = asyncio.get_running_loop().call_later(5.0, answered.set)
+            await pilot.press("r")
+            await pilot.press("question_mark")
+            await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), 3.0)
+            assert not answered.is_set(), "? waited for r's answer"
+            await pilot.press("escape")
+            room = server.hub.rooms[app.model.room.code]  # type: ignore[union-attr]
+            before = room.settings.seats
+            await pilot.press("+")  # a host key pressed meanwhile: done after the answer
+            await pilot.pause(0.2)
+            assert room.settings.seats == before and not any(m.ready for m in room.members.values())
+            answered.set()
+            later.cancel()
+            await wait_until(pilot, lambda: room.settings.seats == before + 1)
+
+
 async def ann_hosts(url: str) -> tuple[Connection, str]:
     """Ann, a connection of her own, opens a room: her connection and its code."""
     ann = Connection(url)
