@@ -287,11 +287,23 @@ def new_game(config: GameConfig, number: int | str) -> GameState:
     return state_class(config).from_deal(deal(config, number))
 
 
-def state_class(config: GameConfig) -> type[GameState]:
-    from .helena import HelenaState
-    from .spider import SpiderState
+_RULES: dict[str, type[GameState]] = {}
+"""Each game's state class, registered by the module that holds its rules when it is imported
+(``protocol/spider.py``, ``protocol/helena.py``; ``protocol/__init__.py`` imports both): this
+module imports none of the games that import it."""
 
-    return SpiderState if config.game == SPIDER else HelenaState
+
+def register(game: str, cls: type[GameState]) -> None:
+    """``cls`` plays ``game`` (each game module says so once, as it is imported)."""
+    _RULES[game] = cls
+
+
+def state_class(config: GameConfig) -> type[GameState]:
+    """The class that plays ``config``'s game."""
+    try:
+        return _RULES[config.game]
+    except KeyError:
+        raise KeyError(f"no rules registered for the game {config.game!r}") from None
 
 
 def pile_name(index: int) -> str:
@@ -306,5 +318,6 @@ __all__ = [
     "IllegalMove",
     "new_game",
     "pile_name",
+    "register",
     "state_class",
 ]

@@ -12,7 +12,7 @@ from typing import Self
 from . import cards
 from .cards import Card
 from .config import LOUIS, ST_HELENA
-from .game import GameState
+from .game import GameState, register
 from .moves import Change, IllegalMove, Kind, Move, Placed
 from .view import BoardView
 
@@ -315,3 +315,7 @@ class HelenaState(GameState):
     def score(self) -> int:
         """Cards moved to the foundations, 0..96."""
         return sum(map(len, self.foundations)) - 8
+
+
+register(ST_HELENA, HelenaState)
+register(LOUIS, HelenaState)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from . import cards
 from .cards import Card
-from .game import GameState
+from .config import SPIDER
+from .game import GameState, register
 from .moves import Change, IllegalMove, Kind, Move, Placed
 
 PILES = 10
@@ -295,3 +296,6 @@ class SpiderState(GameState):
     @property
     def deals_left(self) -> int:
         return len(self.stock) // PILES
+
+
+register(SPIDER, SpiderState)

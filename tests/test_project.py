@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -23,3 +25,31 @@ def test_readme_starts_with_two_commands() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     test_command = readme_commands()[1]
     assert test_command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_game_module_imports_none_of_the_games() -> None:
+    """protocol/game.py imported the games that import it (lazily, inside ``state_class``):
+    a registry breaks the circle (a code review, the brief). Each game registers its class,
+    and a game nobody registered is an error, not St. Helena's rules."""
+    import ast
+    import dataclasses
+
+    from protocol.config import GameConfig
+    from protocol.game import state_class
+    from protocol.helena import HelenaState
+    from protocol.spider import SpiderState
+
+    tree = ast.parse((ROOT / "protocol" / "game.py").read_text())
+    imported = {
+        alias.name if isinstance(node, ast.Import) else (node.module or "")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert not {"spider", "helena"} & {name.rsplit(".", 1)[-1] for name in imported}
+    assert state_class(GameConfig("spider")) is SpiderState
+    assert state_class(GameConfig("louis")) is state_class(GameConfig("st-helena")) is HelenaState
+    unknown = dataclasses.replace(GameConfig("louis"))
+    object.__setattr__(unknown, "game", "klondike")
+    with pytest.raises(KeyError, match="klondike"):
+        state_class(unknown)
