@@ -579,10 +579,6 @@ def top_line(standings: list[Standing] | None) -> str:
     return f" Nobody won; best score: {top.name} ({top.score})."
 
 
-def _names(room: RoomInfo) -> dict[int, str]:
-    return {m.id: safe(m.name) for m in room.members}
-
-
 def _gone(m: Member) -> str:
     """A member no longer in the room: one away until then did not come back in time (their
     seat was released), not one who left."""

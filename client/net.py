@@ -23,7 +23,16 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from protocol.codec import MAX_EVENT_FRAME, DecodeError, decode, encode
-from protocol.messages import PROTOCOL_VERSION, Command, Error, Event, Hello, Redirect, Welcome
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    Command,
+    Error,
+    Event,
+    Hello,
+    ProgressUpdate,
+    Redirect,
+    Welcome,
+)
 
 DEFAULT_URL = "ws://127.0.0.1:8765"
 MAX_REDIRECTS = 3
@@ -36,6 +45,11 @@ CLOSE_TIMEOUT_S = 2.0
 link that stalls silently is given up within 15 s (websockets waits for the close too: at its
 10 s default a stall took 20 to 22 s to notice)."""
 
+
+MAX_EVENTS = 4096
+"""Events waiting to be read: past it a ``progress`` (the next one says it all again) is dropped,
+and any other event ends the connection (a server that floods, or a reader stuck: the seat is
+taken back, the snapshot says everything again)."""
 
 TRANSIENT = frozenset({"shutting_down", "server_busy", "rate_limited"})
 """Error codes that say "later", not "never" (a server stopping or full, an address over a
@@ -206,8 +220,11 @@ class Connection:
                 future = self._pending.get(seq) if seq is not None else None
                 if future is not None and not future.done():
                     future.set_result(event)
-                else:
+                elif self.events.qsize() < MAX_EVENTS:
                     self.events.put_nowait(event)
+                elif not isinstance(event, ProgressUpdate):
+                    await self.ws.close(1008, "too many events unread")
+                    break
         except ConnectionClosed as exc:
             self.closed = self._gone(exc)
         else:

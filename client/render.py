@@ -17,7 +17,6 @@ from rich.text import Text
 
 from protocol import cards
 from protocol.config import LOUIS, SPIDER, ST_HELENA
-from protocol.helena import foundation_name
 from protocol.messages import Progress, display_code, place_key
 from protocol.moves import UNKNOWN
 
@@ -660,10 +659,3 @@ def watching(model: RaceModel, width: int, height: int) -> Text:
         t.append("\n\n")
         t.append_text(opponents(model, min(width, 72), height - 2))
     return t
-
-
-# -- results ------------------------------------------------------------------------------------
-
-
-def foundation_label(f: int) -> str:
-    return foundation_name(f)

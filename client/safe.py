@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 
-_SAFE_FORMAT = {"\u200d"}
+_SAFE_FORMAT = frozenset({"\u200d"})
 """Format characters left as they are: the zero-width joiner inside emoji sequences."""
 
 
@@ -23,13 +23,14 @@ def _escape(ch: str) -> str:
     return f"\\U{n:08x}"
 
 
-def clean(text: object) -> str:
-    """``text`` with control, format, line/paragraph separator and unassigned characters escaped."""
+def clean(text: object, keep: frozenset[str] = _SAFE_FORMAT) -> str:
+    """``text`` with control, format, line/paragraph separator and unassigned characters escaped
+    (but the format characters in ``keep``)."""
     s = str(text)
     out = []
     for ch in s:
         cat = unicodedata.category(ch)
-        if cat in ("Cc", "Cs", "Co", "Cn", "Zl", "Zp") or (cat == "Cf" and ch not in _SAFE_FORMAT):
+        if cat in ("Cc", "Cs", "Co", "Cn", "Zl", "Zp") or (cat == "Cf" and ch not in keep):
             out.append(_escape(ch))
         else:
             out.append(ch)

@@ -205,11 +205,6 @@ def forget_seat(url: str, code: str, name: str, path: Path | None = None) -> Non
         _change(path, change)
 
 
-def file_mode(path: Path | None = None) -> int:
-    """The seats file's permission bits (for checks)."""
-    return (path or seats_path()).stat().st_mode & 0o777
-
-
 # -- seats in use by a running client ---------------------------------------------------------
 
 

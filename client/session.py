@@ -63,7 +63,7 @@ from .text import plural, safe, sentence
 
 log = logging.getLogger("patience_race.client")
 
-FINAL_CLOSES = {4403, 4409, 4426}
+FINAL_CLOSES = {4409, 4426}
 """Close codes after which reconnecting would not help."""
 
 CLOSE_RESTART = 1012

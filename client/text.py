@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import unicodedata
-
 from protocol.config import SPIDER
 from protocol.names import without_presentation
 from protocol.view import BoardView
+
+from .safe import clean
 
 HIDDEN = "##"
 
@@ -61,16 +61,10 @@ def safe(text: str) -> str:
     What only shapes an emoji (a variation selector, a skin tone, the joiner between two
     pictures: :func:`protocol.names.without_presentation`, the same name to the server) is left
     out: terminals disagree on how wide the shaped pictures are, and a row counted two cells
-    short lost its score off the edge (``👍🏽``); the joiner showed as ``\u200d``."""
-    out = []
-    for ch in without_presentation(text):
-        cat = unicodedata.category(ch)
-        if cat in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp") and ch != " ":
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    short lost its score off the edge (``👍🏽``); the joiner showed as ``\u200d``.  What is
+    escaped, and how, is :func:`client.safe.clean`'s (one rule for the screen and the terminal:
+    they disagreed on unassigned characters, and ``\U000e0041`` came out as ``\ue0041``)."""
+    return clean(without_presentation(text), keep=frozenset())
 
 
 def clip(text: str, width: int) -> str:

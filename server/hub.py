@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from protocol.codec import encode
+from protocol.codec import MAX_EVENT_FRAME, encode
 from protocol.config import OPTIONS, ConfigError, GameConfig
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -74,6 +74,7 @@ from .outbox import (
     Redirected,
 )
 from .pool import DealPool
+from .records import ByteBudget, RecordCache
 from .rooms import (
     CODE_ALPHABET,
     CODE_LENGTH,
@@ -160,8 +161,6 @@ class Hub(Upkeep):
         """Each address's budgets for creating rooms, joining them and starting races; bounded
         (:meth:`budget`)."""
         self.finished: OrderedDict[str, RaceRecord] = OrderedDict()
-        from .records import ByteBudget, RecordCache  # (here: hub.py's imports are not mine)
-
         self.records = RecordCache(self.limits.record_cache_bytes)
         self.record_budget = ByteBudget(self.limits.record_rate, self.limits.record_burst)
         self.draining = False
@@ -794,8 +793,6 @@ class Hub(Upkeep):
     def _get_race(self, conn: Conn, cmd: GetRace, now: float, out: Outbox) -> None:
         """A finished race's record, from the encoded-record cache, within the address's byte
         budget (server/records.py); one held by another node of a cluster is redirected there."""
-        from protocol.codec import MAX_EVENT_FRAME
-
         if not self.record_budget.open(conn.peer, now):  # before any lookup: it costs
             self.count("record_budget_refused")
             raise CommandError("rate_limited", self._record_wait(conn.peer, now))

@@ -18,7 +18,6 @@ CLOSE_VERSION = 4426
 CLOSE_FLOOD = 4429
 CLOSE_IDLE = 4408
 CLOSE_REPLACED = 4409
-CLOSE_KICKED = 4403  # not used to close: a kicked member stays connected, out of the room
 CLOSE_RESTART = 1012
 CLOSE_FULL = 1013
 

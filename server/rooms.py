@@ -94,7 +94,9 @@ class MemberState:
     name: str
     role: Role
     token_hash: str
-    """sha256 of the seat's token: the token itself is given to its holder once, never kept."""
+    """sha256 of the seat's token: the token itself is given to its holder and never written down
+    (only the seat's memory of its last answers holds the ``joined`` that carried it, so that a
+    create or join sent again is answered again; the database keeps that answer's number only)."""
     joined_at: float
     ready: bool = False
     conn: int | None = None

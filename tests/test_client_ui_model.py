@@ -95,6 +95,9 @@ def test_plurals_ordinals_and_clipping() -> None:
     assert clip("Bartholomew the Third", 10) == "Bartholom…"
     assert clip("Ann", 10) == "Ann"
     assert safe("a\x1b[2Jb\u202ec\x07") == "a\\x1b[2Jb\\u202ec\\x07"
+    # the screen's rule is the terminal's (client.safe.clean): an unassigned character passed
+    # raw, and a tag character came out as "\ue0041", U+E004 then "1" (a code review)
+    assert safe("A\u0378B\U000e0041") == "A\\u0378B\\U000e0041"
 
 
 def test_one_deal_one_move_in_the_header_and_board() -> None:

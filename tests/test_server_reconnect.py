@@ -714,3 +714,25 @@ async def test_a_watcher_back_after_a_drop_is_not_told_their_seat_is_back() -> N
         finally:
             await wes.close()
             await close_all(conns)
+
+
+async def test_events_nobody_reads_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client's queue of events had no bound (a code review): a server that floods, or a
+    reader stuck, grew it for ever. Past ``MAX_EVENTS`` a progress is dropped (the next says it
+    all again) and any other event ends the connection, to be taken back with a snapshot."""
+    import client.net
+
+    monkeypatch.setattr(client.net, "MAX_EVENTS", 3)
+    async with running_server() as server:
+        ann = Connection(server.url)
+        await ann.open()
+        try:
+            joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=Settings()))
+            assert isinstance(joined, Joined)
+            for i in range(6):  # each comes and goes: room events Ann does not read
+                async with Connection(server.url) as guest:
+                    await guest.request(JoinRoom(seq=0, code=joined.room.code, name=f"G{i}"))
+            await eventually(lambda: ann.closed is not None)
+            assert ann.events.qsize() <= 3 + 1  # (and the end of the connection)
+        finally:
+            await ann.close()
