@@ -44,6 +44,14 @@ if TYPE_CHECKING:
 log = logging.getLogger("patience_race.client")
 
 TYPE_AHEAD = 16
+O_IS_FOR_SPIDER = (
+    "o is for Spider (its complete suits going home by themselves): here f, k or a sends a card "
+    "home."
+)
+SUIT_BACK = (
+    "Undone: the suit is back on its pile, and complete suits no longer go home by themselves "
+    "(o turns that on again)."
+)
 LOBBY_AHEAD = 8
 """Lobby keys waiting for the one before to be answered."""
 """Race keys kept while a move awaits the server's answer; past that they are dropped."""
@@ -537,7 +545,9 @@ class RaceApp(App[None]):
             phase = "results" if self.model.holding else self.model.phase
             if self.model.role == "spectator" and phase != "lobby":
                 phase = "watching"  # (a watcher got the player's keys first: a new-user trial)
-            self.push_screen(HelpScreen(screens.help_text(phase)))
+            room = self.model.room
+            undo = room is None or room.settings.undo != "off"
+            self.push_screen(HelpScreen(screens.help_text(phase, undo)))
             return
         if key == "q":
             guests = self.guests()
@@ -718,10 +728,7 @@ class RaceApp(App[None]):
         if key == "o":
             state = self.model.state
             if state is not None and state.config.game != SPIDER:
-                self.model.status = (
-                    "o is for Spider (its complete suits going home by themselves): "
-                    "here f, k or a sends a card home."
-                )
+                self.model.status = O_IS_FOR_SPIDER
                 return
             self.auto_home = not self.auto_home
             self.model.status = (
@@ -803,10 +810,7 @@ class RaceApp(App[None]):
                 # the undo took a suit back from home: sending it home again at once would
                 # make every u a move and an undo that changes nothing
                 self.auto_home = False
-                self.model.status = (
-                    "Undone: the suit is back on its pile, and complete suits no longer go "
-                    "home by themselves (o turns that on again)."
-                )
+                self.model.status = SUIT_BACK
         elif move.kind != Kind.FOUNDATION or move.count != 13:
             self.maybe_home()
         while self.typed_ahead and not self.keys.pending and self.model.phase == "racing":

@@ -21,7 +21,8 @@ from protocol.moves import IllegalMove, Kind, Move
 from protocol.notation import format_move
 
 from . import render, screens
-from .app import HelpScreen, Plan, RaceApp, escape_and_key
+from .app import O_IS_FOR_SPIDER, SUIT_BACK, HelpScreen, Plan, RaceApp, escape_and_key
+from .keys import auto_home
 from .practice import Practice, describe, picked_count, practice_dir
 from .text import plural, safe
 
@@ -123,18 +124,29 @@ class PracticeApp(RaceApp):
             (None, "home", None),
         ):
             if t.cell_len <= self.size.width:
-                break
+                return t
             t = self._header(second, home, label)
+        if t.cell_len > self.size.width:
+            # the game's name and number alone, when that fits: its options gave way (a
+            # 100-column header cut "Spider (4 suits, relaxed 2, xpat2 numbering) #1234" to
+            # "#…": a rules trial); else the number is cut at the end, as above
+            short = self._header(None, "home", "short")
+            if short.cell_len <= self.size.width:
+                return short
         return t
 
-    def _header(self, second: str | None, home: str, label: bool | None) -> Text:
+    def _header(self, second: str | None, home: str, label: bool | str | None) -> Text:
         """``label``: "Practice" first and the game and number last (True), the game and number
-        first (False), or the game first and its number last (None)."""
+        first (False), the game first and its number last (None), or the game's name without
+        its options but the first, and the number, first ("short")."""
         p = self.practice
         s = p.state
         t = Text(no_wrap=True, overflow="ellipsis")
         title = f"{p.config.title} #{p.number}"
-        first = {True: "Practice", False: title, None: p.config.title}[label]
+        # (the first option kept, Spider's suits above all: "Spider (4 suits)")
+        short = p.config.title.split(",")[0] + (")" if "," in p.config.title else "")
+        short += f" #{p.number}"
+        first = {True: "Practice", False: title, None: p.config.title, "short": short}[label]
         t.append(f" {first} ", style="bold")
         minutes, seconds = divmod(int(p.elapsed()), 60)
         t.append(f" {minutes}:{seconds:02d}", style="yellow")
@@ -147,7 +159,7 @@ class PracticeApp(RaceApp):
         t.append(f"  {plural(s.moves, 'move')}  {plural(s.undos, 'undo')}")
         if s.config.game == SPIDER:
             t.append(f"  {home} {'on' if self.auto_home else 'off'}", style=render.DIM)
-        if label:
+        if label is True:
             t.append(f"  {title}", style="bold")
         elif label is None:
             t.append(f"  #{p.number}", style="bold")
@@ -239,7 +251,13 @@ class PracticeApp(RaceApp):
         elif key == "u":
             self.keys.source, self.keys.count = None, 0
             self.keys.confirm_resign = self.keys.confirm_redeal = False
-            self.play(Move(Kind.UNDO))
+            if self.play(Move(Kind.UNDO)) and self.auto_home and auto_home(p.state) is not None:
+                # the undo took a suit back from home: the next move sent it home again at
+                # once, the undo quietly cancelled (a rules trial); as in a race
+                self.auto_home = False
+                m.status = SUIT_BACK
+        elif key == "o" and p.config.game != SPIDER:
+            m.status = O_IS_FOR_SPIDER
         elif key == "o":
             self.auto_home = not self.auto_home
             m.status = f"Complete suits go home automatically: {'on' if self.auto_home else 'off'}."

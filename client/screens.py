@@ -455,6 +455,10 @@ def _results_tail(model: RaceModel, join_hint: str | None) -> Text:
         differs = ""
         if reveal.game != SPIDER and reveal.options.get("build", "suit") == "suit":
             differs = " (the same deal; PySolFC builds in any suit)"
+        suits = reveal.options.get("suits", 4)
+        if reveal.game == SPIDER and reveal.numbering == "xpat2" and suits != 4:
+            # (xpat2 deals 4 suits only: its game is this one's layout, not recoloured: a trial)
+            differs = f" (its 4-suit game: the same layout, here recoloured to {suits})"
         t.append(f"Replay it in {where} as game #{reveal.number}{differs}.\n", style=DIM)
     race_id = last.race_id if last is not None else model.race_id
     if race_id:
@@ -603,10 +607,18 @@ Watching: everyone's progress live (the boards stay private);
 ?  this help: ↑↓ j k space scroll it, any other key goes back."""
 
 
-def help_text(phase: str) -> str:
+def help_text(phase: str, undo: bool = True) -> str:
     """:data:`HELP` with the keys of the screen it is asked from first: in the lobby and the
-    results, their lines came after two pages of the race's (a trial)."""
-    lines = HELP.splitlines()
+    results, their lines came after two pages of the race's (a trial).  With ``undo`` false (a
+    room with undo off), the race's undo key is not listed (the footer left it out, the help
+    did not: a rules trial)."""
+    text = HELP
+    if not undo:
+        text = text.replace(
+            "(St. Helena, Louis)      u   undo", "(St. Helena, Louis)  (undo is off)"
+        )
+        text = text.replace("(rr redeal, u undo...)", "(rr redeal, x x resign...)")
+    lines = text.splitlines()
     start = {
         "lobby": "Lobby:",
         "countdown": "Lobby:",
@@ -614,7 +626,7 @@ def help_text(phase: str) -> str:
         "watching": "Watching:",
     }.get(phase)
     if start is None:
-        return HELP
+        return text
     at = next(i for i, line in enumerate(lines) if line.startswith(start))
     end = next((i for i in range(at + 1, len(lines)) if not lines[i].startswith("  ")), len(lines))
     return "\n".join([lines[0], *lines[at:end], *lines[1:at], *lines[end:]])

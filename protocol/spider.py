@@ -153,7 +153,9 @@ class SpiderState(GameState):
         relaxed = self.config.option("relaxed")
         names = ", ".join(str(i + 1) for i in empty)
         if relaxed == 0:
-            return f"you cannot deal while a pile is empty (pile {names}): fill it first"
+            if len(empty) == 1:
+                return f"you cannot deal while a pile is empty (pile {names}): fill it first"
+            return f"you cannot deal while a pile is empty (piles {names}): fill them first"
         for i, p in enumerate(self.piles):
             if not p:
                 continue

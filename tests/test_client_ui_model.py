@@ -512,6 +512,9 @@ def test_footer_keys_match_each_screen() -> None:
         assert text.splitlines()[1].startswith(first), phase
         assert sorted(text.splitlines()) == sorted(screens.HELP.splitlines())
     assert screens.help_text("racing") == screens.HELP
+    # undo off: the help does not list u (the footer did not, the help did: a rules trial)
+    off = screens.help_text("racing", undo=False)
+    assert "u   undo" not in off and "u undo..." not in off and "undo is off" in off
 
 
 def test_every_footer_and_the_racing_header_fit_80_columns() -> None:
@@ -915,6 +918,13 @@ def test_results_of_a_certified_deal_show_its_par() -> None:
     model.last.reveal = reveal.model_copy(update={"numbering": "xpat2", "solution": None})  # type: ignore[union-attr]
     text = screens.results(model, 78).plain
     assert "Replay it in xpat2 as game #7." in text and "PySolFC" not in text
+    # xpat2 deals 4 suits only: a 2-suit deal is its 4-suit game recoloured (a rules trial)
+    two = reveal.model_copy(update={"numbering": "xpat2", "options": {"suits": 2, "relaxed": 0}})
+    model.last.reveal = two  # type: ignore[union-attr]
+    text = " ".join(screens.results(model, 78).plain.split())
+    assert (
+        "Replay it in xpat2 as game #7 (its 4-suit game: the same layout, here recoloured" in text
+    )
     # St. Helena with build by suit (the default) is not PySolFC's rules (any suit): said
     for build, said in (("suit", True), ("any", False)):
         st_helena = reveal.model_copy(

@@ -449,3 +449,39 @@ async def test_escape_and_a_key_read_together_are_both_meant_in_practice() -> No
         app.post_message(events.Key("alt+3", "3"))
         await pilot.pause(0.2)
         assert app.keys.source == 2
+
+
+async def test_undoing_a_suit_sent_home_by_itself_is_not_redone_by_the_next_move() -> None:
+    """Practice: u after a suit went home by itself, then a move: the suit went home again at
+    once and the undo was quietly cancelled (a rules trial). As in a race, the undo turns the
+    sending home off and says so; and o in St. Helena says it is Spider's."""
+    from protocol.solver import solve_deal
+
+    line = solve_deal(SPIDER1, 14).engine_moves
+    app = PracticeApp(SPIDER1, 14)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for move in line[:19]:
+            await app.send_move(move)
+        await wait_until(pilot, lambda: any(app.practice.state.foundations))
+        await pilot.press("u")
+        assert not any(app.practice.state.foundations)
+        assert "no longer go home by themselves" in app.model.status and not app.auto_home
+        nxt = next(m for m in line[19:] if m.kind == Kind.TABLEAU)
+        await app.send_move(nxt)
+        await pilot.pause(0.1)
+        assert not any(app.practice.state.foundations)  # the undo stands
+    helena = PracticeApp(GameConfig("st-helena"), 12)
+    async with helena.run_test(size=(100, 30)) as pilot:
+        await pilot.press("o")
+        assert helena.model.status.startswith("o is for Spider") and helena.auto_home
+
+
+async def test_a_long_title_gives_way_to_the_deal_number_in_the_practice_header() -> None:
+    """At 100 columns, "Spider (4 suits, relaxed 2, xpat2 numbering) #1234" was cut to "#…"
+    (a rules trial): the options give way, the number stays."""
+    app = PracticeApp(GameConfig("spider", {"relaxed": 2}, "xpat2"), 1234)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: "Stock 50" in board_text(app))
+        header = app.header().plain
+        assert header.startswith(" Spider (4 suits) #1234  0:0") and len(header) <= 100, header
+        assert "0 undos  home on" in header

@@ -318,7 +318,9 @@ def test_deal_with_an_empty_pile(relaxed, case):
 def test_relaxed_0_names_the_empty_piles():
     state = spider("", "| 9S 8S", "", *["| 5H"] * 7, stock="AC " * 10)
     reason = illegal(state, DEAL)
-    assert "pile 1" in reason and "3" in reason and "empty" in reason
+    assert "(piles 1, 3): fill them first" in reason and "empty" in reason
+    one = spider("", "| 9S 8S", *["| 5H"] * 8, stock="AC " * 10)
+    assert "(pile 1): fill it first" in illegal(one, DEAL)
 
 
 @pytest.mark.parametrize("relaxed", [1, 2])
