@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -20,9 +19,8 @@ from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal
 from textual.filter import Monochrome, NoColor
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from protocol.config import SPIDER
@@ -37,6 +35,7 @@ from .safe import clean
 from .saved_races import record_url, save_race
 from .session import SeatInUse, Session
 from .text import safe
+from .widgets import Board, HelpScreen, StatusBar, escape_and_key
 
 if TYPE_CHECKING:
     from server.app import RaceServer  # (imported when needed: only ``play`` runs a server)
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("patience_race.client")
 
 TYPE_AHEAD = 16
+"""Race keys kept while a move awaits the server's answer; past that they are dropped."""
 O_IS_FOR_SPIDER = (
     "o is for Spider (its complete suits going home by themselves): here f, k or a sends a card "
     "home."
@@ -54,7 +54,6 @@ SUIT_BACK = (
 )
 LOBBY_AHEAD = 8
 """Lobby keys waiting for the one before to be answered."""
-"""Race keys kept while a move awaits the server's answer; past that they are dropped."""
 
 
 @dataclass
@@ -80,123 +79,6 @@ class Plan:
     any_name: bool = False
     """The name is only a default (``watch`` without ``--name``): if someone in the room has it,
     the same name with a number (``Ann 2``) is taken instead."""
-
-
-class HelpScreen(ModalScreen[None]):
-    """The keys, over the race (which goes on underneath).  As wide as the screen allows, and
-    scrolled when taller: the arrows, j and k, space, PageUp/PageDown, Home and End scroll (a
-    keyboard without the arrows scrolls too), any other key goes back."""
-
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    #help {
-        width: 78; max-width: 100%; height: auto; max-height: 100%;
-        border: round $primary; padding: 0 1; background: $surface;
-        scrollbar-size-vertical: 1;
-    }
-    """
-
-    TEXT = screens.HELP
-    """The text (the keys of the screen asked from first: :func:`screens.help_text`)."""
-    SCROLL_KEYS: ClassVar[dict[str, str]] = {
-        "up": "scroll_up",
-        "down": "scroll_down",
-        "k": "scroll_up",
-        "j": "scroll_down",
-        "space": "scroll_page_down",
-        "pageup": "scroll_page_up",
-        "pagedown": "scroll_page_down",
-        "home": "scroll_home",
-        "end": "scroll_end",
-    }
-
-    def __init__(self, text: str | None = None) -> None:
-        super().__init__()
-        if text is not None:
-            self.TEXT = text
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help", can_focus=False) as box:
-            box.border_subtitle = "↑↓ j k space PgUp PgDn: scroll   any other key: back"
-            yield Static(Text(self.TEXT))
-
-    closing = False
-    """Dismissed already: keys typed fast reach the screen again before it is gone, and a second
-    dismiss would pop the app's own screen (Textual's ScreenStackError: the app died)."""
-
-    def on_key(self, event: events.Key) -> None:
-        event.stop()
-        event.prevent_default()
-        scroll = self.SCROLL_KEYS.get(event.key)
-        if scroll is not None:
-            getattr(self.query_one("#help", VerticalScroll), scroll)(animate=False)
-            return
-        self.close()
-
-    def close(self) -> None:
-        if not self.closing:
-            self.closing = True
-            self.dismiss()
-
-    def on_click(self, event: events.Click) -> None:
-        event.stop()
-        self.close()  # a click goes back too, for whoever plays with the mouse
-
-
-def escape_and_key(event: events.Key) -> list[events.Key]:
-    """Escape and a key that reach the terminal together (typed quickly, or over ssh) are read
-    as alt+key: both were meant, so both are returned, in order (the event is stopped); any
-    other key: an empty list."""
-    if not (event.key.startswith("alt+") and event.character and len(event.character) == 1):
-        return []
-    event.stop()
-    event.prevent_default()
-    return [events.Key("escape", None), events.Key(event.character, event.character)]
-
-
-def footer_key(keys: str, x: int) -> str | None:
-    """The key of the footer item at column ``x`` of the keys line ``keys`` (items two spaces
-    apart: ``u undo``, ``rr redeal``, ``n: rematch``), or None (a gap, or a range of keys such
-    as ``1-0 pick`` that a click cannot choose from)."""
-    for item in re.finditer(r"\S+(?: \S+)*", keys):
-        if item.start() <= x < item.end():
-            token = item.group().split(" ")[0].rstrip(":")
-            if token in ("rr", "xx", "qq"):
-                return token[0]  # each click is one press: the second confirms
-            if token == "f/k/a":
-                return "f"
-            if len(token) == 1 and token not in "-=":
-                return token
-            return None
-    return None
-
-
-class StatusBar(Static):
-    """The status line: a click on one of its keys (redeal, undo, resign, rematch...) presses
-    it, so that everything can be done with the mouse."""
-
-    def on_click(self, event: events.Click) -> None:
-        offset = event.get_content_offset(self)
-        app = self.app
-        if offset is None or not isinstance(app, RaceApp):
-            return
-        last = str(self.render()).count("\n")
-        if offset.y == last:
-            key = footer_key(app.footer_shown, offset.x)
-            if key is not None:
-                event.stop()
-                app.run_worker(app.on_key(events.Key(key, key)), group="click")
-
-
-class Board(Static):
-    """The board area: a click on a card, a pile, a foundation or the stock plays it."""
-
-    def on_click(self, event: events.Click) -> None:
-        offset = event.get_content_offset(self)
-        app = self.app
-        if offset is not None and isinstance(app, RaceApp):
-            event.stop()
-            app.board_click(offset.x, offset.y)
 
 
 class RaceApp(App[None]):
@@ -503,6 +385,7 @@ class RaceApp(App[None]):
         """The status line: the last message (two lines when it needs them, the board giving
         one up meanwhile) and the keys; its height."""
         self.footer_shown = "" if reconnecting else keys
+        self.status_line.keys_line = self.footer_shown
         text = screens.status_line(self.model, keys, reconnecting, max(20, self.size.width - 2))
         lines = text.plain.count("\n") + 1
         if self.status_line.styles.height != lines:
@@ -740,6 +623,12 @@ class RaceApp(App[None]):
         move = self.keys.press(key)
         if move is not None:
             self.dispatch(move)
+
+    def on_status_bar_key_clicked(self, message: StatusBar.KeyClicked) -> None:
+        self.run_worker(self.on_key(events.Key(message.key, message.key)), group="click")
+
+    def on_board_clicked(self, message: Board.Clicked) -> None:
+        self.board_click(message.x, message.y)
 
     def board_click(self, x: int, y: int) -> None:
         """A click on the board: pick a run from a card, drop on a pile or foundation, deal."""

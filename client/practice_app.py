@@ -21,10 +21,11 @@ from protocol.moves import IllegalMove, Kind, Move
 from protocol.notation import format_move
 
 from . import render, screens
-from .app import O_IS_FOR_SPIDER, SUIT_BACK, HelpScreen, Plan, RaceApp, escape_and_key
+from .app import O_IS_FOR_SPIDER, SUIT_BACK, Plan, RaceApp
 from .keys import auto_home
 from .practice import Practice, describe, picked_count, practice_dir
 from .text import plural, safe
+from .widgets import HelpScreen, escape_and_key
 
 PRACTICE_HELP = """Practice keys  (the rules of each game: docs/rules.md)
   1-9 0 - =   pick a pile, then the pile to move onto (0 is pile 10,

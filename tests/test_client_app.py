@@ -146,7 +146,7 @@ async def test_a_lobby_key_waiting_for_its_answer_holds_no_other_key() -> None:
     """``r`` on a stalled link: its command awaited in the key handler held every key, ``?``
     and ``q`` too, for up to 10 s (a code review). The lobby's keys are done in order apart:
     ``?`` answers at once, and the keys pressed meanwhile follow the answer."""
-    from client.app import HelpScreen
+    from client.widgets import HelpScreen
 
     async with running_server() as server:
         app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=Settings()))

@@ -556,8 +556,8 @@ async def test_the_help_fits_a_narrow_terminal_and_scrolls() -> None:
     other key goes back."""
     from textual.containers import VerticalScroll
 
-    from client.app import HelpScreen
     from client.practice_app import PracticeApp
+    from client.widgets import HelpScreen
     from protocol.config import GameConfig
 
     app = PracticeApp(GameConfig("st-helena", {}), 3)

@@ -352,7 +352,7 @@ async def test_a_suit_completed_in_practice_goes_home_by_itself() -> None:
 async def test_the_keys_on_the_status_line_can_be_clicked() -> None:
     """Redeal, undo, resign... had no click target: a click on a key in the status line presses
     it (twice for those that ask to confirm), and a click closes the help."""
-    from client.app import StatusBar
+    from client.widgets import StatusBar
 
     app = PracticeApp(GameConfig("st-helena", {}), 1)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -1,0 +1,151 @@
+"""The terminal client's widgets: the help over the race, the status line and the board, which
+turn a click into the key or the move it means (as messages the app handles), and how a key read
+with escape, or a click on the keys line, is understood.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from . import screens
+
+
+class HelpScreen(ModalScreen[None]):
+    """The keys, over the race (which goes on underneath).  As wide as the screen allows, and
+    scrolled when taller: the arrows, j and k, space, PageUp/PageDown, Home and End scroll (a
+    keyboard without the arrows scrolls too), any other key goes back."""
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    #help {
+        width: 78; max-width: 100%; height: auto; max-height: 100%;
+        border: round $primary; padding: 0 1; background: $surface;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
+    TEXT = screens.HELP
+    """The text (the keys of the screen asked from first: :func:`screens.help_text`)."""
+    SCROLL_KEYS: ClassVar[dict[str, str]] = {
+        "up": "scroll_up",
+        "down": "scroll_down",
+        "k": "scroll_up",
+        "j": "scroll_down",
+        "space": "scroll_page_down",
+        "pageup": "scroll_page_up",
+        "pagedown": "scroll_page_down",
+        "home": "scroll_home",
+        "end": "scroll_end",
+    }
+
+    def __init__(self, text: str | None = None) -> None:
+        super().__init__()
+        if text is not None:
+            self.TEXT = text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help", can_focus=False) as box:
+            box.border_subtitle = "↑↓ j k space PgUp PgDn: scroll   any other key: back"
+            yield Static(Text(self.TEXT))
+
+    closing = False
+    """Dismissed already: keys typed fast reach the screen again before it is gone, and a second
+    dismiss would pop the app's own screen (Textual's ScreenStackError: the app died)."""
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+        scroll = self.SCROLL_KEYS.get(event.key)
+        if scroll is not None:
+            getattr(self.query_one("#help", VerticalScroll), scroll)(animate=False)
+            return
+        self.close()
+
+    def close(self) -> None:
+        if not self.closing:
+            self.closing = True
+            self.dismiss()
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.close()  # a click goes back too, for whoever plays with the mouse
+
+
+def escape_and_key(event: events.Key) -> list[events.Key]:
+    """Escape and a key that reach the terminal together (typed quickly, or over ssh) are read
+    as alt+key: both were meant, so both are returned, in order (the event is stopped); any
+    other key: an empty list."""
+    if not (event.key.startswith("alt+") and event.character and len(event.character) == 1):
+        return []
+    event.stop()
+    event.prevent_default()
+    return [events.Key("escape", None), events.Key(event.character, event.character)]
+
+
+def footer_key(keys: str, x: int) -> str | None:
+    """The key of the footer item at column ``x`` of the keys line ``keys`` (items two spaces
+    apart: ``u undo``, ``rr redeal``, ``n: rematch``), or None (a gap, or a range of keys such
+    as ``1-0 pick`` that a click cannot choose from)."""
+    for item in re.finditer(r"\S+(?: \S+)*", keys):
+        if item.start() <= x < item.end():
+            token = item.group().split(" ")[0].rstrip(":")
+            if token in ("rr", "xx", "qq"):
+                return token[0]  # each click is one press: the second confirms
+            if token == "f/k/a":
+                return "f"
+            if len(token) == 1 and token not in "-=":
+                return token
+            return None
+    return None
+
+
+class StatusBar(Static):
+    """The status line: a click on one of its keys (redeal, undo, resign, rematch...) presses
+    it, so that everything can be done with the mouse."""
+
+    keys_line = ""
+    """The keys line as last drawn (set with the text): what a click on its last line hits."""
+
+    class KeyClicked(Message):
+        """A key of the keys line was clicked: the app presses it."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        last = str(self.render()).count("\n")
+        if offset.y == last:
+            key = footer_key(self.keys_line, offset.x)
+            if key is not None:
+                event.stop()
+                self.post_message(self.KeyClicked(key))
+
+
+class Board(Static):
+    """The board area: a click on a card, a pile, a foundation or the stock plays it."""
+
+    class Clicked(Message):
+        """The board was clicked at ``x``, ``y`` (cells from its content's top left)."""
+
+        def __init__(self, x: int, y: int) -> None:
+            super().__init__()
+            self.x, self.y = x, y
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is not None:
+            event.stop()
+            self.post_message(self.Clicked(offset.x, offset.y))
