@@ -136,6 +136,8 @@ class RaceApp(App[None]):
         too, for up to 10 s: a code review)."""
         self.lobby_worker_started = False
         self.quit_armed = False
+        self.quit_armed_in = ""
+        """The screen the first q was pressed on: another screen (the race started) disarms it."""
         self.lost_at: float | None = None
         """When the connection was lost (``time.monotonic``), while it is."""
         self.failed: str | None = None
@@ -314,6 +316,9 @@ class RaceApp(App[None]):
             self.typed_ahead.clear()  # keys typed ahead in another race are not for this one
         if self.kick_choice is not None and (m.phase != "lobby" or m.holding or not m.is_host()):
             self.kick_choice = None  # "remove whom?" is a lobby's question: not asked past it
+        if self.quit_armed and self.quit_armed_in != self.where():
+            # (a q pressed in the lobby, then the race started: one q left the race: a trial)
+            self.quit_armed = False
         reconnecting = (
             self.session is not None
             and not self.session.connected
@@ -422,6 +427,10 @@ class RaceApp(App[None]):
                 self.kick_choice = None
                 self.model.status = "Nobody removed."
                 self.refresh_view()
+            elif self.quit_armed:  # (it stayed armed, the question on screen: a trial)
+                self.quit_armed = False
+                self.model.status = "Staying."
+                self.refresh_view()
             return
         event.stop()
         if key == "?" or key == "question_mark":
@@ -451,7 +460,7 @@ class RaceApp(App[None]):
                 await self.shutdown()
                 self.exit()
                 return
-            self.quit_armed = True
+            self.quit_armed, self.quit_armed_in = True, self.where()
             if guests:
                 self.model.status = (
                     f"Quit? Press q again: the room closes for {', '.join(guests)} "
@@ -515,6 +524,10 @@ class RaceApp(App[None]):
                 self.model.status = f"That did not work: {exc}."
             finally:
                 self.refresh_view()
+
+    def where(self) -> str:
+        """The screen shown: the results while they are held, else the room's phase."""
+        return "results" if self.model.holding else self.model.phase
 
     def guests(self) -> list[str]:
         """With the server inside this program (``play``): the people (not bots) connected to

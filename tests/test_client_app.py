@@ -215,6 +215,41 @@ async def test_not_ready_after_start_drops_the_start_said_ready() -> None:
             await bob.close()
 
 
+async def test_a_quit_asked_in_the_lobby_is_not_carried_into_the_race() -> None:
+    """q in the lobby asked "Leave the room? Press q again"; escape left it armed, the host
+    started, and one q in the race quit it (a race-night trial). Escape says so and disarms it,
+    and a race started since disarms it too."""
+    async with running_server() as server:
+        ann, code = await ann_hosts(server.url)
+        bob = await bob_joins_code(server.url, code)
+        app = RaceApp(Plan(action="join", name="Cid", url=server.url, code=code))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            await pilot.press("q")
+            assert app.quit_armed and app.model.status.startswith("Leave the room?")
+            await pilot.press("escape")
+            assert not app.quit_armed and app.model.status == "Staying."
+            await pilot.press("r")
+            await wait_until(pilot, lambda: bool(app.model.me_member().ready))  # type: ignore[union-attr]
+            await pilot.press("q")  # armed again, and then the race starts
+            assert app.quit_armed
+            for conn in (bob, ann):
+                await conn.request(Ready(seq=0))
+            await wait_until(pilot, lambda: app.model.phase == "racing", 10.0)
+            await pilot.press("q")
+            await pilot.pause(0.2)
+            assert app.is_running and app.model.phase == "racing"
+            assert app.model.status.startswith("Quit?"), app.model.status
+        await close_all([ann, bob])
+
+
+async def bob_joins_code(url: str, code: str) -> Connection:
+    bob = Connection(url)
+    await bob.open()
+    await bob.request(JoinRoom(seq=0, code=code, name="Bob"))
+    return bob
+
+
 async def test_each_ready_key_says_where_it_leaves_you() -> None:
     """Back in the lobby ready ("ready for the next race"), r made Bob not ready and the line
     went on saying he was ready; a host's key pressed by Bob did nothing, silently (a trial)."""
