@@ -137,6 +137,8 @@ class RaceModel:
     lines), which must not move the board (:attr:`helena_layout`)."""
     removed: set[int] = field(default_factory=set)
     """Members this client (the host) removed: their going is said as such, not as leaving."""
+    room_said_at: float = -1e9
+    """When a room update last said what changed (the countdown it starts keeps the line)."""
 
     def say(self, message: str) -> None:
         """A thing that happened: into the log and the status line."""
@@ -240,7 +242,10 @@ class RaceModel:
         self.bots |= {m.id for m in room.members if m.bot}  # a bot gone is still one
         if old is not None and old.code == room.code:
             released = {p.id for p in self.progress if p.status == "disconnected"}
-            self._say_room_changes(room_changes(old, room, self.you, released, self.removed), now)
+            said = room_changes(old, room, self.you, released, self.removed)
+            self._say_room_changes(said, now)
+            if said:
+                self.room_said_at = time.monotonic() if now is None else now
         self.room = room
         me = self.me_member(room)
         if me is not None:
@@ -287,7 +292,10 @@ class RaceModel:
         self.countdown_end = now + e.ms / 1000
         self.race_id = e.race_id
         self.commitment = e.commitment
-        self.status = ""
+        if now - self.room_said_at > 1.0:
+            # (what the room update that started it said stays: the host left, everyone else
+            # ready, and the countdown wiped "Ann left: Bob is the host now": a trial)
+            self.status = ""
 
     def _on_race_start(self, e: RaceStart, now: float) -> None:
         self.phase = "racing"

@@ -261,6 +261,21 @@ def test_a_countdown_stopped_is_said_and_the_lobby_comes_back() -> None:
     assert "The countdown stopped: Bob pressed not ready" in model.log[-1]
 
 
+def test_the_host_leaving_as_the_countdown_starts_is_still_said() -> None:
+    """The host left the lobby, everyone else ready: the countdown started in the same moment
+    and wiped "Ann left: Bob is the host now" from the status line (a race-night trial)."""
+    lobby = [member(1, "Ann"), member(2, "Bob", host=False, ready=True)]
+    lobby.append(member(3, "Cid", host=False, ready=True))
+    model = RaceModel(name="Cid", you=3)
+    model.apply(RoomUpdate(room=room(lobby)))
+    model.status = "You are ready (r: not ready)."
+    left = [member(2, "Bob", host=True, ready=True), member(3, "Cid", host=False, ready=True)]
+    model.apply(RoomUpdate(room=room(left, state="countdown")))
+    model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64))
+    assert model.phase == "countdown"
+    assert model.status == "Ann left: Bob is the host now", model.status
+
+
 def test_progress_changes_say_who_won_resigned_and_whom_you_wait_for() -> None:
     before = [progress(1, "Ann"), progress(2, "Bob"), progress(3, "Cy"), progress(4, "Dee")]
     after = [
