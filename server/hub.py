@@ -119,6 +119,21 @@ def _digest(cmd: Command) -> bytes:
     return hashlib.blake2b(encode(cmd.model_copy(update={"seq": 0})), digest_size=8).digest()
 
 
+def _settings_changes(old: Settings, new: Settings) -> str:
+    """What a settings change changed, for the log (``mode=score time_limit=600``); a fixed
+    deal's number never: only ``deal=fixed`` or ``deal=random``."""
+    parts = []
+    for name in Settings.model_fields:
+        before, after = getattr(old, name), getattr(new, name)
+        if name == "deal_number":
+            if (before is None) != (after is None) or before != after:
+                parts.append(f"deal={'random' if after is None else 'fixed'}")
+        elif before != after:
+            value = ",".join(f"{k}:{v}" for k, v in after.items()) if name == "options" else after
+            parts.append(f"{name}={value}")
+    return " ".join(parts)
+
+
 def _try_again(bucket: TokenBucket, now: float) -> str:
     """When a budget refused now has room again, in words."""
     return f"try again in {max(1, math.ceil(bucket.wait(now)))} s"
@@ -666,14 +681,20 @@ class Hub(Upkeep):
         self._remove_member(room, member, "left", now, out)
 
     def _remove_member(
-        self, room: Room, member: MemberState, why: str, now: float, out: Outbox
+        self,
+        room: Room,
+        member: MemberState,
+        why: str,
+        now: float,
+        out: Outbox,
+        by: MemberState | None = None,
     ) -> None:
         if room.race is not None and room.state in ("countdown", "racing"):
             room.race.drop(member.id, "disconnected" if why == "seat_released" else "left", now)
             room.race.set_connected(member.id, False)  # gone: apart from a racer out for idling
             room.progress_dirty = True
         room.remove(member.id)
-        self._event(why, room, member)
+        self._event(why, room, member, by=f"{by.id}:{by.name}" if by is not None else None)
         if not room.members:
             self._close_room(room, now, out)
             return
@@ -750,11 +771,14 @@ class Hub(Upkeep):
         room.config = config
         if room.settings.private != settings.private:
             self._rooms_listed = (-1.0, [])  # a room gone private leaves the list at once
+        changed = _settings_changes(room.settings, settings)
         room.settings = settings
         for m in room.members.values():
             m.ready = False
         self._seat_waiting(room)  # more seats: those who came to play take them
-        self._event("settings_changed", room, member, game=room.config.title)
+        self._event(
+            "settings_changed", room, member, game=room.config.title, changed=changed or None
+        )
         out.reply(conn.id, Ack(seq=cmd.seq))
         self._room_update(room, out)
 
@@ -770,15 +794,19 @@ class Hub(Upkeep):
                 "wrong_state", "players can be removed before or after a race, not during one"
             )
         out.reply(conn.id, Ack(seq=cmd.seq))
+        kept_out = target.peer and target.peer != conn.peer
         if target.conn is not None:
+            # (how long is said: the join refused then did not say, a race-night trial)
+            minutes = max(1, round(self.limits.kicked_out_s / 60))
+            until = f": you may join it again in {minutes} min" if kept_out else ""
             out.send(
                 target.conn,
-                Kicked(message=f"the host removed you from room {display_code(room.code)}"),
+                Kicked(message=f"the host removed you from room {display_code(room.code)}{until}"),
             )
             tconn = self.conns.get(target.conn)
             if tconn is not None:
                 self._unbind(tconn)
-        if target.peer and target.peer != conn.peer:
+        if kept_out:
             # their address may not join this room again for a while (they rejoined as fast
             # as they were removed; or, removed while away, on their return); not the host's
             # own machine's (bots, a friend at the same computer)
@@ -788,7 +816,7 @@ class Hub(Upkeep):
         room.kicked[target.token_hash] = now + self.limits.kicked_out_s
         while len(room.kicked) > MAX_KEPT_OUT:
             room.kicked.popitem(last=False)
-        self._remove_member(room, target, "kicked", now, out)
+        self._remove_member(room, target, "kicked", now, out, by=member)
 
     def _get_race(self, conn: Conn, cmd: GetRace, now: float, out: Outbox) -> None:
         """A finished race's record, from the encoded-record cache, within the address's byte

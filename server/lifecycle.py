@@ -186,7 +186,7 @@ class RaceLifecycle:
             # start or ready there starts the next race
             out.reply(conn.id, Ack(seq=cmd.seq))
             member.rematch = False
-            self._back_to_lobby(room, member, now, out)
+            self._back_to_lobby(room, member, now, out, "to_lobby")
             return
         if room.state != "lobby":
             raise CommandError("wrong_state", "the race has already started")
@@ -397,9 +397,12 @@ class RaceLifecycle:
         self._back_to_lobby(room, asked[0], now, out)
         return True
 
-    def _back_to_lobby(self, room: Room, by: MemberState, now: float, out: Outbox) -> None:
+    def _back_to_lobby(
+        self, room: Room, by: MemberState, now: float, out: Outbox, why: str = "rematch"
+    ) -> None:
         """After the results: the same settings and a new deal. Players who asked for the
-        rematch are ready; spectators who came to play take the free seats."""
+        rematch are ready; spectators who came to play take the free seats.  ``why``: the log's
+        event, ``rematch`` (everyone asked; ``by`` the first) or ``to_lobby`` (the host's start)."""
         room.state = "lobby"
         room.race = None
         room.countdown_end = None
@@ -415,7 +418,7 @@ class RaceLifecycle:
         people = [p for p in room.players() if not p.bot]
         if people and (room.host is None or room.members[room.host].role != "player"):
             room.host = people[0].id
-        self._event("rematch", room, by)
+        self._event(why, room, by)
         self._countdown_if_all_ready(room, now, out, alone_ok=True)
         self._close_if_only_bots(room, now, out)  # a lobby nobody there can start: closed
 

@@ -954,6 +954,8 @@ def test_someone_removed_by_the_host_cannot_rejoin_at_once() -> None:
     j = h.cmd(mal, JoinRoom(seq=0, code=code, name="Mal"))
     assert isinstance(j, Joined)
     assert isinstance(h.cmd(ann, Kick(seq=0, id=j.you)), Ack)
+    told = h.got(mal, Kicked)  # how long, said (it was not: a race-night trial)
+    assert told[-1].message.endswith(": you may join it again in 1 min"), told
     again = h.cmd(mal, JoinRoom(seq=0, code=code, name="Mal 2"))
     assert isinstance(again, Error) and again.code == "rate_limited"
     assert "removed you" in again.message
@@ -962,6 +964,9 @@ def test_someone_removed_by_the_host_cannot_rejoin_at_once() -> None:
     jf = h.cmd(friend, JoinRoom(seq=0, code=code, name="Bob"))
     assert isinstance(jf, Joined)
     assert isinstance(h.cmd(ann, Kick(seq=0, id=jf.you)), Ack)
+    assert (
+        h.got(friend, Kicked)[-1].message == f"the host removed you from room {code[:4]}-{code[4:]}"
+    )
     assert isinstance(h.cmd(friend, JoinRoom(seq=0, code=code, name="Bob")), Joined)
     # and the stranger after the while
     h.tick(61.0)

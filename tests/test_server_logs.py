@@ -205,3 +205,24 @@ async def test_a_private_room_is_logged_by_a_label_that_does_not_give_its_code(
     assert ("room_created", second) in runs[1]
     assert {room for _, room in runs[1]} == {first, second}
     assert log_label("K7QMX2PF", False, key) == "K7QM-X2PF"  # a public room: its code
+
+
+async def test_a_settings_change_says_what_changed_and_a_removal_who_removed(
+    lines: Lines,
+) -> None:
+    """Eight identical settings_changed lines as a host pressed t (what changed was not said),
+    and kicked did not say by whom (a race-night trial). A fixed deal's number is never logged."""
+    from protocol.messages import Kick, UpdateSettings
+
+    async with running_server() as server:
+        conns, _code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        new = Settings(mode="score", time_limit=600, options={"suits": 2}, deal_number=4242)
+        await conns[0].request(UpdateSettings(seq=0, settings=new))
+        await conns[0].request(Kick(seq=0, id=joined[1].you))
+        await close_all(conns)
+    changed = lines.events("settings_changed")
+    assert changed[0]["changed"] == "options=suits:2 mode=score time_limit=600 deal=fixed"
+    assert "4242" not in repr(lines.fields)
+    kicked = lines.events("kicked")
+    assert kicked[0]["player"] == f"{joined[1].you}:Bob"
+    assert kicked[0]["by"] == f"{joined[0].you}:Ann"
