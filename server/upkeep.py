@@ -156,7 +156,9 @@ class Upkeep(RaceLifecycle):
             if room.state in ("countdown", "racing") and race is not None and m.id in race.seats:
                 # the seat stays, out of the race; after the results the member is removed
                 if race.seats[m.id].status == "playing":
-                    race.drop(m.id, "disconnected", now)
+                    # out of the race when the player went away, not the grace later (the
+                    # results said "dropped ... 1:45" for a drop at 0:45: a race-night trial)
+                    race.drop(m.id, "disconnected", min(now, m.away_since))
                     room.progress_dirty = True
                     dropped = True
                     self._event("grace_over", room, m)

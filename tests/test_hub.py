@@ -216,7 +216,7 @@ def test_a_racer_away_past_the_grace_is_out_with_their_score() -> None:
     assert seat.status == "playing"
     h.clear()
     h.tick(0.001)
-    assert seat.status == "disconnected" and seat.finish_ms == 1500
+    assert seat.status == "disconnected" and seat.finish_ms == 500  # when the player went
     h.tick(0.1)
     last = h.got(bob, ProgressUpdate)[-1]
     assert {p.name: p.status for p in last.players} == {"Ann": "disconnected", "Bob": "playing"}
