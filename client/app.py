@@ -29,7 +29,7 @@ from protocol.moves import Kind, Move
 
 from . import render, screens
 from .keys import HOST_KEYS, PILE_KEYS, Keys, auto_home, host_settings, settings_of
-from .model import LastResults, RaceModel
+from .model import LastResults, RaceModel, kept_for
 from .net import Disconnected, ServerError
 from .safe import clean
 from .saved_races import record_url, save_race
@@ -490,7 +490,8 @@ class RaceApp(App[None]):
                 )
             else:
                 back = f"{self.join_hint} takes it back" if self.join_hint else "join again"
-                self.model.status = f"Quit? Press q again (your seat is kept for a while: {back})."
+                kept = kept_for(self.model.grace_s)
+                self.model.status = f"Quit? Press q again (your seat is kept {kept}: {back})."
             self.refresh_view()
             return
         self.quit_armed = False
@@ -832,7 +833,8 @@ class RaceApp(App[None]):
                     f"{clean(session.seat_problem)}."
                 )
             else:
-                self.farewell = f"Your seat is kept for a while. To take it back:\n  {hint}"
+                kept = kept_for(self.model.grace_s)
+                self.farewell = f"Your seat is kept {kept}. To take it back:\n  {hint}"
         if self.record_tasks:  # a record being fetched to keep: it is a moment's work
             await asyncio.wait(self.record_tasks, timeout=3)
         if session is not None:

@@ -9,6 +9,7 @@ put what changed into words.  What the keys mean is :mod:`client.keys`.  Nothing
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -137,6 +138,9 @@ class RaceModel:
     lines), which must not move the board (:attr:`helena_layout`)."""
     removed: set[int] = field(default_factory=set)
     """Members this client (the host) removed: their going is said as such, not as leaving."""
+    grace_s: float | None = None
+    """How long the server keeps a seat in a race for a player who dropped (its ``welcome``
+    says; None: an older server, which did not)."""
     room_said_at: float = -1e9
     """When a room update last said what changed (the countdown it starts keeps the line)."""
 
@@ -183,8 +187,8 @@ class RaceModel:
                 name = m.removesuffix(" is back")
                 if name not in self.back_names:
                     self.back_names.append(name)
-            elif m.endswith(" is away (seat kept for a while)"):
-                name = m.removesuffix(" is away (seat kept for a while)")
+            elif AWAY.search(m):
+                name = AWAY.sub("", m)
                 if name in self.back_names:
                     self.back_names.remove(name)
                 others.append(m)
@@ -242,7 +246,7 @@ class RaceModel:
         self.bots |= {m.id for m in room.members if m.bot}  # a bot gone is still one
         if old is not None and old.code == room.code:
             released = {p.id for p in self.progress if p.status == "disconnected"}
-            said = room_changes(old, room, self.you, released, self.removed)
+            said = room_changes(old, room, self.you, released, self.removed, self.grace_s)
             self._say_room_changes(said, now)
             if said:
                 self.room_said_at = time.monotonic() if now is None else now
@@ -598,12 +602,26 @@ def _gone(m: Member) -> str:
     )
 
 
+AWAY = re.compile(r" is away \(seat kept [^)]*\)$")
+"""The end of "Ann is away (seat kept 60 s)": who is meant is the rest."""
+
+
+def kept_for(grace_s: float | None) -> str:
+    """How long a seat is kept, as the server said (``60 s``, ``2 min``), or ``for a while``."""
+    if grace_s is None:
+        return "for a while"
+    if grace_s >= 120 and grace_s % 60 == 0:
+        return f"{grace_s / 60:g} min"
+    return f"{grace_s:g} s"
+
+
 def room_changes(
     old: RoomInfo,
     new: RoomInfo,
     you: int | None,
     released: set[int] | frozenset[int] = frozenset(),
     removed: set[int] | frozenset[int] = frozenset(),
+    grace_s: float | None = None,
 ) -> list[str]:
     """What happened between two room updates, for people: joins, leaves, comings and goings
     (``released``: the racers whose seat in the race was released, who come back to watch)."""
@@ -624,7 +642,7 @@ def room_changes(
             if m.role == "spectator":
                 out.append(f"{name} stopped watching")
             else:
-                out.append(f"{name} is away (seat kept for a while)")
+                out.append(f"{name} is away (seat kept {kept_for(grace_s)})")
         elif not was.connected and m.connected:
             watching = m.role == "spectator" or mid in released
             out.append(f"{name} is back" + (", watching" if watching else ""))

@@ -162,6 +162,9 @@ class Session:
         self.conn = Connection(self.node_url or self.url, seqs=self.seqs)
         await self.conn.open()
         self.connected = True
+        welcome = self.conn.welcome
+        if welcome is not None and welcome.grace_ms is not None:
+            self.model.grace_s = welcome.grace_ms / 1000
 
     async def create(self, name: str, settings: Settings) -> Joined:
         joined = await self._request(CreateRoom(seq=0, name=name, settings=settings))

@@ -420,6 +420,8 @@ class Welcome(Event):
     rate: float
     """Commands per second allowed on average."""
     burst: int
+    grace_ms: int | None = None
+    """How long a seat in a race waits for its player after a drop (1.2)."""
 
 
 class Ack(Event):

@@ -412,6 +412,7 @@ class Hub(Upkeep):
                 max_frame=self.limits.max_frame,
                 rate=self.limits.rate,
                 burst=self.limits.burst,
+                grace_ms=round(self.limits.grace_s * 1000),
             ),
         )
 

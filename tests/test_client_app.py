@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from client.app import Plan, RaceApp
 from client.keys import Keys
-from client.model import RaceModel
+from client.model import RaceModel, kept_for
 from client.net import Connection
 from client.seats import seats_path
 from client.session import join_command
@@ -493,9 +493,11 @@ async def test_app_reconnects_and_resumes() -> None:
             # no longer shows once its line is long, on screen and on the terminal afterwards
             hint = join_command(app.model.room.code, server.url)  # type: ignore[union-attr]
             await pilot.press("q")
-            assert f"your seat is kept for a while: {hint} takes it back" in app.model.status
+            kept = kept_for(app.model.grace_s)
+            assert kept != "for a while"  # the server said how long (welcome's grace_ms)
+            assert f"your seat is kept {kept}: {hint} takes it back" in app.model.status
             await pilot.press("q")
-            assert app.farewell == f"Your seat is kept for a while. To take it back:\n  {hint}"
+            assert app.farewell == f"Your seat is kept {kept}. To take it back:\n  {hint}"
             await bob.close()
 
 

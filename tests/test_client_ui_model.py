@@ -136,6 +136,10 @@ def test_room_changes_say_who_came_and_went() -> None:
         "Eve joined to watch",
         "Cy left",
     ]
+    # how long, when the server said (welcome's grace_ms: "for a while" left a player who came
+    # back "a minute later" without a seat, unwarned: a race-night trial)
+    assert room_changes(old, new, you=1, grace_s=60)[0] == "Bob is away (seat kept 60 s)"
+    assert room_changes(old, new, you=1, grace_s=300)[0] == "Bob is away (seat kept 5 min)"
     back = room([member(1, "Ann"), member(2, "Bob", rematch=True)], state="results")
     assert room_changes(new, back, you=1)[:2] == ["Bob is back", "Bob asks for a rematch"]
     # the host leaves: whoever becomes host is told (their keys changed without a word)
@@ -1395,12 +1399,13 @@ def test_after_taking_the_seat_back_the_others_coming_back_are_added_to_it() -> 
     assert model.status == "Eve joined"
     # (review) within the window: one gone again is taken out, a name is said once, and
     # anything else the status line said meanwhile, or a kick, ends the window
+    model.grace_s = 60.0  # as the server's welcome says: "seat kept 60 s"
     model.back_together("Reconnected: your seat is back.", 300.0)
     model.apply(RoomUpdate(room=room([away[0], *both[1:]])), now=301.0)
     model.apply(RoomUpdate(room=room(both)), now=302.0)
     assert model.status == "Reconnected: your seat is back. Ann is back too."
     model.apply(RoomUpdate(room=room([away[0], *both[1:]])), now=303.0)
-    assert model.status == "Reconnected: your seat is back. Ann is away (seat kept for a while)"
+    assert model.status == "Reconnected: your seat is back. Ann is away (seat kept 60 s)"
     model.status = "Go!"
     model.apply(RoomUpdate(room=room(both)), now=304.0)
     assert model.status == "Ann is back"

@@ -338,7 +338,7 @@ def test_quitting_a_race_prints_the_way_back_on_lines_of_its_own(tmp_path: Path)
                     break
         farewell = raw[raw.rfind(b"Your seat is kept") :]
         assert re.match(
-            rb"Your seat is kept for a while\. To take it back:\r?\n  patience-race join ", farewell
+            rb"Your seat is kept 60 s\. To take it back:\r?\n  patience-race join ", farewell
         ), farewell
         assert b"\\x0a" not in farewell
     finally:
