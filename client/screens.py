@@ -12,7 +12,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from protocol.config import SPIDER
-from protocol.messages import display_code
+from protocol.messages import Standing, display_code
 
 from .model import RaceModel
 from .render import DIM, MIN_HEIGHT, MIN_WIDTH, clock, plain
@@ -419,12 +419,28 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
         t.append("score: xpat2's (0-1000); aisl.: aisleriot's (0-96)\n", style=DIM)
     if ties:
         # (two at 4 points, one placed above: nothing said why)
-        # (the time column is when each finished, not when each reached the score: a trial)
-        t.append(
-            "equal scores: the first to reach it places higher (time: when each finished)\n",
-            style=DIM,
-        )
+        # (the time column is when each finished, not when each reached the score, which
+        # placed them, and was not shown: "Dee finished first but came last", a trial)
+        t.append(fit(_ties_line(standings), width).rstrip() + "\n", style=DIM)
     return t
+
+
+def _ties_line(standings: list[Standing]) -> str:
+    """How equal scores were placed: when each reached the score (``Bob 0:06, Cid 0:08``), and
+    who joined first where that was equal too."""
+    groups: dict[int, list[Standing]] = {}
+    for s in standings:
+        if s.status != "won":
+            groups.setdefault(s.score, []).append(s)
+    said = []
+    joined_first = False
+    for group in groups.values():
+        if len(group) > 1:
+            said.append(", ".join(f"{safe(s.name)} {clock(s.score_ms)}" for s in group))
+            times = [s.score_ms for s in group]
+            joined_first = joined_first or len(set(times)) < len(times)
+    then = " (then who joined first)" if joined_first else ""
+    return f"equal scores: placed by who reached it first{then}: " + "; ".join(said)
 
 
 def _results_tail(model: RaceModel, join_hint: str | None) -> Text:

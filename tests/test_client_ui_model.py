@@ -1523,9 +1523,17 @@ def test_results_say_how_equal_scores_are_placed() -> None:
     model = results_model()
     assert "equal scores" not in screens.results(model, 78).plain
     assert model.last is not None
-    model.last.standings[2] = model.last.standings[2].model_copy(update={"score": 40})
+    model.last.standings[1] = model.last.standings[1].model_copy(update={"score_ms": 6_868})
+    model.last.standings[2] = model.last.standings[2].model_copy(
+        update={"score": 40, "score_ms": 9_327}
+    )
     text = screens.results(model, 78).plain
-    assert "equal scores: the first to reach it places higher (time: when each finished)" in text
+    # when each reached it, which placed them (the time column is when each finished, and a
+    # player who finished first came last, unexplained: a race-night trial)
+    assert "equal scores: placed by who reached it first: Ann 0:06, Cy 0:09" in text
+    model.last.standings[2] = model.last.standings[2].model_copy(update={"score_ms": 6_868})
+    text = screens.results(model, 78).plain
+    assert "equal scores: placed by who reached it first (then who joined first): Ann" in text
 
 
 def test_one_released_and_back_as_a_watcher_is_told_of_the_next_race() -> None:
