@@ -462,15 +462,14 @@ def choose_name(url: str, code: str, given: str | None, notes: list[str] | None 
         if busy and notes is not None:
             # (it joined under the login name and said nothing: one whose laptop slept, its
             # client frozen with the seat, did not know why: a bad-network trial)
-            seats = (
-                f"The seat of {clean(busy[0])} here is"
-                if len(busy) == 1
-                else f"The seats of {', '.join(clean(n) for n in busy)} here are"
-            )
+            # (short: with "you get a seat in the next race" after it, a longer one was cut
+            # mid-word at 100 columns, and named only the first seat: a race-night trial)
+            seats = ", ".join(clean(n) for n in busy)
+            flags = " or ".join(f"--name {clean(n)}" for n in busy)
+            whose = f"{seats}'s seat is" if len(busy) == 1 else f"The seats of {seats} are"
             notes.append(
-                f"{seats} in use in another terminal, so you joined under your own name "
-                f"({clean(name)}); to take it back, quit that one, then join with "
-                f"--name {clean(busy[0])}."
+                f"{whose} in use in another terminal: you joined as {clean(name)} (to take it "
+                f"back, quit it there, then join {flags})."
             )
         return name
     if len(names) == 1:

@@ -138,8 +138,10 @@ def test_join_with_no_name_skips_a_seat_in_use(monkeypatch: pytest.MonkeyPatch) 
         notes: list[str] = []
         assert choose_name(URL, "K7QM-X2PF", None, notes) == "Cy"  # a seat of one's own
         # and why: Ann's seat is in use (it joined as Cy, silently: a bad-network trial)
-        assert notes and "The seat of Ann here is in use in another terminal" in notes[0]
-        assert "you joined under your own name (Cy)" in notes[0] and "--name Ann" in notes[0]
+        assert notes[0] == (
+            "Ann's seat is in use in another terminal: you joined as Cy (to take it back, quit "
+            "it there, then join --name Ann)."
+        )
         save_seat(URL, "K7QM-X2PF", "tok-bob", "Bob")
         assert choose_name(URL, "K7QM-X2PF", None) == "Bob"  # the only seat not in use
         with pytest.raises(NoName, match="another terminal"):
