@@ -77,7 +77,20 @@ RETRY_MAX_S = 5.0
 """The longest wait between tries: a room nobody is connected to closes after 30 s, and at
 10 s apart a host's fifth try came 15 s after a drop of 9 s."""
 RESTART_QUICK_S = 120.0
-"""For how long: a server not back by then is retried as any other loss."""
+"""For how long: a server not back by then is retried as any other loss, unless a race (or its
+countdown) is on: its clock goes on the moment the server is back, and after a restart of more
+than two minutes the players who waited 5 s between tries lost seconds to one who did not (a
+race-night trial)."""
+
+
+def retry_wait(backoff: float, restarting: bool, racing: bool, down_s: float) -> float:
+    """Seconds before the next try to reconnect: ``backoff`` (0.5 s doubling to
+    :data:`RETRY_MAX_S`), but every :data:`RESTART_RETRY_S` while the server restarts, for
+    :data:`RESTART_QUICK_S` or as long as a race is on."""
+    quick = restarting and (racing or down_s < RESTART_QUICK_S)
+    return min(backoff, RESTART_RETRY_S) if quick else backoff
+
+
 RELEASED = "You were away too long: your seat in this race was released; you are watching."
 SAT_OUT = "Welcome back: this race started without you; you watch it and race the next one."
 
@@ -509,8 +522,8 @@ class Session:
                     # a server that said it is restarting is back in seconds and the race's
                     # clock goes on as soon as it is: tried every second, not after up to 10 s;
                     # spread a little so that a room's clients do not all knock at once
-                    quick = restarting and time.monotonic() - lost < RESTART_QUICK_S
-                    wait = min(backoff, RESTART_RETRY_S) if quick else backoff
+                    racing = self.model.phase in ("racing", "countdown")
+                    wait = retry_wait(backoff, restarting, racing, time.monotonic() - lost)
                     await asyncio.sleep(wait * random.uniform(0.8, 1.2))
                     backoff = min(backoff * 2, RETRY_MAX_S)
                     if await self._reconnect():

@@ -736,3 +736,17 @@ async def test_events_nobody_reads_are_bounded(monkeypatch: pytest.MonkeyPatch) 
             assert ann.events.qsize() <= 3 + 1  # (and the end of the connection)
         finally:
             await ann.close()
+
+
+def test_a_restart_during_a_race_is_tried_every_second_however_long() -> None:
+    """After a restart of more than two minutes the client tried every 5 s: the race's clock
+    went on the moment the server was back, and the players lost seconds to a bot that knocked
+    first (a race-night trial). During a race it is tried every second however long."""
+    from client.session import RESTART_QUICK_S, RETRY_MAX_S, retry_wait
+
+    late = RESTART_QUICK_S + 60
+    assert retry_wait(RETRY_MAX_S, restarting=True, racing=True, down_s=late) == 1.0
+    assert retry_wait(RETRY_MAX_S, restarting=True, racing=False, down_s=late) == RETRY_MAX_S
+    assert retry_wait(RETRY_MAX_S, restarting=True, racing=False, down_s=10) == 1.0
+    assert retry_wait(RETRY_MAX_S, restarting=False, racing=True, down_s=10) == RETRY_MAX_S
+    assert retry_wait(0.5, restarting=True, racing=True, down_s=10) == 0.5
