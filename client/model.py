@@ -634,7 +634,11 @@ def room_changes(
         name = safe(m.name)
         was = before.get(mid)
         if was is None:
-            out.append(f"{name} joined" + (" to watch" if m.role == "spectator" else ""))
+            if m.role == "spectator" and m.to_race:
+                # (they came to play: "joined to watch" was said of one seated next: a trial)
+                out.append(f"{name} joined to race the next one")
+            else:
+                out.append(f"{name} joined" + (" to watch" if m.role == "spectator" else ""))
             continue
         if was.connected and not m.connected:
             # a dropped line and a quit during a race look alike to the server: both keep the

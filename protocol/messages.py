@@ -167,6 +167,8 @@ class Member(Model):
     """The member joined as a bot (``join_room`` with ``bot``)."""
     rematch: bool = False
     """After the results: this player asked for a rematch."""
+    to_race: bool = False
+    """A spectator who joined to play, seated at the next race if a seat is free (1.2)."""
 
 
 def display_code(code: str) -> str:

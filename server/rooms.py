@@ -247,6 +247,7 @@ class Room:
                     host=m.id == self.host,
                     bot=m.bot,
                     rematch=m.rematch,
+                    to_race=m.wants_seat,
                 )
                 for m in self.members.values()
             ],

@@ -136,6 +136,8 @@ def test_room_changes_say_who_came_and_went() -> None:
         "Eve joined to watch",
         "Cy left",
     ]
+    seated_next = room([*new.members[:3], member(5, "Eve", role="spectator", to_race=True)])
+    assert "Eve joined to race the next one" in room_changes(old, seated_next, you=1)
     # how long, when the server said (welcome's grace_ms: "for a while" left a player who came
     # back "a minute later" without a seat, unwarned: a race-night trial)
     assert room_changes(old, new, you=1, grace_s=60)[0] == "Bob is away (seat kept 60 s)"

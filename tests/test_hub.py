@@ -415,6 +415,8 @@ def test_who_joined_during_the_race_is_seated_and_ready_for_the_next() -> None:
     cy = h.connect()
     joined = h.cmd(cy, JoinRoom(seq=0, code=code, name="Cy"))
     assert isinstance(joined, Joined) and joined.role == "spectator"
+    # everyone sees Cy came to race, not to watch (they were told "Cy joined to watch": a trial)
+    assert [m.to_race for m in joined.room.members] == [False, False, True]
     for c in (ann, bob):
         h.move(c, kind="resign")
     for c in (ann, bob):
