@@ -285,19 +285,29 @@ class RaceApp(App[None]):
 
     def _place_record(self) -> None:
         """Say where the last race's record is: on the server, or (``play``, whose server goes
-        when it quits) in a file, fetched once the race is over."""
+        when it quits) in a file, fetched once the race is over.  A race on a server of its own
+        that this player raced in is kept in a file too, unsaid (``patience-race races`` lists
+        them: the next morning, nobody could find the night's races: a race-night trial)."""
         last, session = self.model.last, self.session
         if last is None or not last.race_id or last.record_at is not None or session is None:
             return
         if self.server is None:
             last.record_at = record_url(session.url, last.race_id)
-        elif last.race_id not in self.records_kept:
+            raced = self.model.role == "player" and any(
+                s.id == self.model.you for s in last.standings
+            )
+            if not raced or not session.remember:
+                return
+        if last.race_id not in self.records_kept:
             self.records_kept.add(last.race_id)
-            task = asyncio.get_running_loop().create_task(self._keep_record(last))
+            keep = self._keep_record(last, say=self.server is not None)
+            task = asyncio.get_running_loop().create_task(keep)
             self.record_tasks.add(task)
             task.add_done_callback(self.record_tasks.discard)
 
-    async def _keep_record(self, last: LastResults) -> None:
+    async def _keep_record(self, last: LastResults, say: bool = True) -> None:
+        """Fetch the race's record and keep it in a file; ``say``: the results then point to
+        the file (``play``), else they go on pointing to the server's copy."""
         assert self.session is not None and last.race_id is not None
         record = await self.session.race_record(last.race_id)
         if record is None:
@@ -305,9 +315,13 @@ class RaceApp(App[None]):
         try:
             path = await asyncio.to_thread(save_race, record)
         except OSError as exc:
-            self.model.status = f"The race's record could not be saved: {exc.strerror or exc}."
+            if say:
+                self.model.status = f"The race's record could not be saved: {exc.strerror or exc}."
+            else:
+                log.warning("race %s not kept: %s", last.race_id, exc)
         else:
-            last.record_at, last.record_saved = str(path), True
+            if say:
+                last.record_at, last.record_saved = str(path), True
         self.refresh_view()
 
     def _draw(self) -> None:

@@ -551,6 +551,34 @@ def cmd_rooms(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_races(args: argparse.Namespace) -> int:
+    """The races kept on this computer, the latest first: when, the game, the places, and the
+    file that ``patience-race replay`` checks."""
+    import datetime
+
+    from .render import clock
+    from .saved_races import races_dir, saved_races
+
+    kept = saved_races()[: max(1, args.count)]
+    if not kept:
+        print(
+            f"No race kept here yet ({clean(str(races_dir()))}): each race you race in is kept "
+            "when it ends."
+        )
+        return 0
+    words = {"won": "won", "disconnected": "dropped", "playing": "time up"}
+    for path, record in kept:
+        when = datetime.datetime.fromtimestamp(record.ended_at or record.started_at)
+        room = f"  room {record.room[:4]}-{record.room[4:]}" if record.room else ""
+        print(f"{when:%Y-%m-%d %H:%M}  {clean(record.settings.title)}{room}")
+        for s in record.standings:
+            time_ = f" {clock(s.finish_ms)}" if s.finish_ms is not None else ""
+            result = words.get(s.status, s.status)
+            print(f"  {s.rank:>2}. {clean(s.name)}: {result}, score {s.score}{time_}")
+        print(f"  patience-race replay {clean(str(path))}")
+    return 0
+
+
 def rooms_table(rooms: Sequence[Any]) -> str:
     """The public rooms, one a line, each column as wide as its widest cell (a long title, a
     certified deal's or Spider's with all its options, no longer runs into the next column)."""
@@ -777,6 +805,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rooms", help="list the public rooms on a server")
     add_server_argument(p)
     p.set_defaults(func=cmd_rooms)
+
+    p = sub.add_parser("races", help="list the races you raced in, kept on this computer")
+    p.add_argument(
+        "count", nargs="?", type=int, default=20, help="how many, the latest first (default 20)"
+    )
+    p.set_defaults(func=cmd_races)
 
     p = sub.add_parser(
         "bot", help="a bot that joins a room and races (a race under way: from the next one)"

@@ -1,10 +1,11 @@
 """Race records kept on this computer, and where a server publishes them.
 
-``patience-race play`` runs its server inside the program, so its races' public records would be
-gone when it quits: each is fetched when its race ends and kept in
+Each race this client raced in is fetched when it ends and kept in
 ``$XDG_STATE_HOME/patience-race/races/RACE_ID.json`` (``~/.local/state/...``), a file
-``patience-race replay`` checks.  A race on a server of its own is public there, at
-``GET /races/RACE_ID`` (:func:`record_url`)."""
+``patience-race replay`` checks and ``patience-race races`` lists: ``play`` runs its server
+inside the program, so its races' public records would be gone when it quits, and a race on a
+server of its own, public there at ``GET /races/RACE_ID`` (:func:`record_url`), is found again
+the next morning without its id."""
 
 from __future__ import annotations
 
@@ -49,6 +50,17 @@ def save_race(record: RaceRecord, directory: Path | None = None) -> Path:
             with contextlib.suppress(OSError):
                 old.unlink()
     return path
+
+
+def saved_races(directory: Path | None = None) -> list[tuple[Path, RaceRecord]]:
+    """The records kept here, the latest first (a file that is not one is left out)."""
+    directory = directory or races_dir()
+    found = []
+    for path in directory.glob("*.json"):
+        with contextlib.suppress(OSError, ValueError):
+            found.append((path, RaceRecord.model_validate_json(path.read_bytes())))
+    found.sort(key=lambda kept: kept[1].ended_at or kept[1].started_at, reverse=True)
+    return found
 
 
 def record_url(server: str, race_id: str) -> str:

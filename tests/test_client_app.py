@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 from collections.abc import Callable
 
 from textual.widgets import Static
 
 from client.app import Plan, RaceApp
+from client.cli import main as cli_main
 from client.keys import Keys
 from client.model import RaceModel, kept_for
 from client.net import Connection
+from client.saved_races import races_dir
 from client.seats import seats_path
 from client.session import join_command
 from protocol.config import GameConfig
@@ -438,8 +442,19 @@ async def test_race_in_the_app_against_a_real_server() -> None:
             assert app.model.verified is True
             assert "deal verified" in results
             assert f"Race {app.model.race_id}:" in results  # the id to fetch its public record
+            # and kept on this computer, for the next morning (nobody could find the night's
+            # races without their ids: a race-night trial), the results pointing to the server
+            kept = races_dir() / f"{app.model.race_id}.json"
+            await wait_until(pilot, kept.exists)
+            assert "/races/" in text_of(app, "#board")
             await bob.close()
             await pilot.press("q")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert cli_main(["races"]) == 0
+        listed = out.getvalue()
+        assert "Spider" in listed and "Ann: resigned, score" in listed, listed
+        assert f"patience-race replay {kept}" in listed
 
 
 async def test_app_reconnects_and_resumes() -> None:
