@@ -223,8 +223,13 @@ def to_wire(move: Move) -> WireMove:
 
 
 def from_wire(move: WireMove) -> Move:
-    """A move off the wire, for the engine."""
-    return Move(WIRE_KINDS[move.kind], move.src, move.dst, move.count)
+    """A move off the wire, for the engine: a deal, redeal, undo or resign takes no pile or
+    count, and any sent are dropped (``resign`` with ``src`` 3 was echoed back as applied so: a
+    docs-only client trial)."""
+    kind = WIRE_KINDS[move.kind]
+    if kind in (Kind.TABLEAU, Kind.FOUNDATION):
+        return Move(kind, move.src, move.dst, move.count)
+    return Move(kind)
 
 
 class Shown(Model):

@@ -134,6 +134,17 @@ class Harness:
         return self.cmd(cid, MoveCmd(seq=0, move=WireMove(**kw)))
 
 
+def test_a_deal_or_resign_echoes_no_pile_it_was_sent_with() -> None:
+    """``resign`` with ``src`` 3 was accepted and echoed back as applied so (a docs-only client
+    trial): the move as applied has no pile or count where its kind takes none."""
+    h = Harness()
+    _code, (ann, bob), _ = h.race(Settings(), "Ann", "Bob")
+    dealt = h.move(ann, kind="deal", src=3, dst=4, count=2)
+    assert isinstance(dealt, Moved) and dealt.move == WireMove(kind="deal")
+    resigned = h.move(bob, kind="resign", src=3)
+    assert isinstance(resigned, Moved) and resigned.move == WireMove(kind="resign")
+
+
 # -- the countdown ---------------------------------------------------------------------------------
 
 
