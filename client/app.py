@@ -313,10 +313,11 @@ class RaceApp(App[None]):
         if record is None:
             return
         try:
-            path = await asyncio.to_thread(save_race, record)
-        except OSError as exc:
+            path = await asyncio.to_thread(save_race, record, None, last.race_id)
+        except (OSError, ValueError) as exc:
             if say:
-                self.model.status = f"The race's record could not be saved: {exc.strerror or exc}."
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                self.model.status = f"The race's record could not be saved: {clean(str(why))}."
             else:
                 log.warning("race %s not kept: %s", last.race_id, exc)
         else:
@@ -816,6 +817,13 @@ class RaceApp(App[None]):
             and not new.winnable
             and new.deal_number is None
         )
+        number = self.plan.settings.deal_number if self.plan.settings is not None else None
+        if keep and isinstance(new, Settings) and not session.speaks("1.2"):
+            # a 1.1 server knows no keep_deal (it refused the change as a bad message): the
+            # number fixed on the command line, as before, or a random deal (a review)
+            keep = False
+            if number is not None:
+                new = new.model_copy(update={"deal_number": number})
         if isinstance(new, str):
             model.status = new
         elif new is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,6 +19,10 @@ from protocol.messages import RaceRecord
 
 KEEP = 200
 """Records kept at most: past it the oldest go (a few tens of KB each)."""
+MAX_KEPT_BYTES = 4 * 1024 * 1024
+"""A record larger than this (as JSON) is not kept: it stays on its server."""
+RACE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What a race id may be, to name a file: a server's id is not trusted to be a file name."""
 
 
 def races_dir() -> Path:
@@ -25,16 +30,26 @@ def races_dir() -> Path:
     return Path(base) / "patience-race" / "races"
 
 
-def save_race(record: RaceRecord, directory: Path | None = None) -> Path:
+def save_race(
+    record: RaceRecord, directory: Path | None = None, race_id: str | None = None
+) -> Path:
     """Write ``record`` (whole, under a temporary name first) as ``RACE_ID.json``; the oldest
-    records past :data:`KEEP` go.  ``OSError`` if it cannot be written."""
+    records past :data:`KEEP` go.  ``race_id``: the race asked for, which the record must be
+    (a server's record named ``../seats`` replaced the seats file: a review).  ``OSError`` if
+    it cannot be written, ``ValueError`` for a record that cannot be kept."""
+    wanted = record.race_id if race_id is None else race_id
+    if record.race_id != wanted or not RACE_ID.fullmatch(wanted):
+        raise ValueError(f"not the record of race {wanted!r}")
+    text = record.model_dump_json(indent=1)
+    if len(text) > MAX_KEPT_BYTES:
+        raise ValueError(f"the record of race {wanted} is too large to keep here")
     directory = directory or races_dir()
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{record.race_id}.json"
-    tmp = directory / f".{record.race_id}.{os.getpid()}.tmp"
+    path = directory / f"{wanted}.json"
+    tmp = directory / f".{wanted}.{os.getpid()}.tmp"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            f.write(record.model_dump_json(indent=1))
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -58,7 +73,8 @@ def saved_races(directory: Path | None = None) -> list[tuple[Path, RaceRecord]]:
     found = []
     for path in directory.glob("*.json"):
         with contextlib.suppress(OSError, ValueError):
-            found.append((path, RaceRecord.model_validate_json(path.read_bytes())))
+            if path.stat().st_size <= MAX_KEPT_BYTES:
+                found.append((path, RaceRecord.model_validate_json(path.read_bytes())))
     found.sort(key=lambda kept: kept[1].ended_at or kept[1].started_at, reverse=True)
     return found
 

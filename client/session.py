@@ -86,10 +86,14 @@ race-night trial)."""
 def retry_wait(backoff: float, restarting: bool, racing: bool, down_s: float) -> float:
     """Seconds before the next try to reconnect: ``backoff`` (0.5 s doubling to
     :data:`RETRY_MAX_S`), but every :data:`RESTART_RETRY_S` while the server restarts, for
-    :data:`RESTART_QUICK_S` or as long as a race is on."""
-    quick = restarting and (racing or down_s < RESTART_QUICK_S)
+    :data:`RESTART_QUICK_S`, or :data:`RESTART_RACING_S` while a race is on."""
+    quick = restarting and down_s < (RESTART_RACING_S if racing else RESTART_QUICK_S)
     return min(backoff, RESTART_RETRY_S) if quick else backoff
 
+
+RESTART_RACING_S = 900.0
+"""...and during a race, for this long (a node that never comes back is not knocked on every
+second for ever)."""
 
 RELEASED = "You were away too long: your seat in this race was released; you are watching."
 SAT_OUT = "Welcome back: this race started without you; you watch it and race the next one."
@@ -478,6 +482,19 @@ class Session:
 
     async def rematch(self) -> Event | None:
         return await self.command(Rematch(seq=0))
+
+    def speaks(self, version: str) -> bool:
+        """The server speaks protocol ``version`` or a later minor one of its major (its
+        ``welcome`` says which)."""
+        welcome = self.conn.welcome if self.conn is not None else None
+        if welcome is None:
+            return False
+        try:
+            theirs = tuple(int(p) for p in welcome.version.split(".")[:2])
+            wanted = tuple(int(p) for p in version.split(".")[:2])
+        except ValueError:
+            return False
+        return theirs[0] == wanted[0] and theirs >= wanted
 
     async def update_settings(self, settings: Settings, keep_deal: bool = False) -> None:
         await self.command(UpdateSettings(seq=0, settings=settings, keep_deal=keep_deal))

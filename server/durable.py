@@ -68,6 +68,11 @@ def room_doc(room: Room, awaiting: bool = False) -> str:
                 for s in race.seats.values()
                 if s.status in ("left", "disconnected", "stuck")
             },
+            "away": {
+                str(s.id): s.away_ms
+                for s in race.seats.values()
+                if s.away_ms is not None and s.status == "playing"
+            },
             "wall_started": race.wall_started,
             "paused_ms": race.paused_ms,
         }
@@ -212,6 +217,10 @@ def _revive_race(
             seat.finish_ms = finish_ms
     for seat in race.seats.values():
         seat.connected = False
+    for sid, away_ms in (rd.get("away") or {}).items():
+        gone = race.seats.get(int(sid))
+        if gone is not None and isinstance(away_ms, int) and gone.status == "playing":
+            gone.away_ms = away_ms  # (the grace starts again; the time out is when they went)
     race.wall_started = rd.get("wall_started")
     race.paused_ms = int(rd.get("paused_ms") or 0)
     if race.wall_started is not None:
@@ -221,6 +230,9 @@ def _revive_race(
         ran_ms = max(ran_ms, last_t, 0)
         race.paused_ms = max(0, int((wall - race.wall_started) * 1000) - ran_ms)
         race.started_at = now - ran_ms / 1000
+        for seat in race.seats.values():
+            if seat.status == "playing" and seat.away_ms is None:
+                seat.away_ms = ran_ms  # away since the restart (the downtime charged to nobody)
     return race
 
 

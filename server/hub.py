@@ -237,7 +237,7 @@ class Hub(Upkeep):
             member.away_since = now
             room.away.add(member.id)
             if room.race is not None:
-                room.race.set_connected(member.id, False)
+                room.race.set_connected(member.id, False, now)
                 room.progress_dirty = True
             self._event("disconnected", room, member)
             self._room_update(room, out)

@@ -463,7 +463,7 @@ class RaceLifecycle:
         room.countdown_end = None
         for seat in race.seats.values():
             member = room.members.get(seat.id)
-            race.set_connected(seat.id, member is not None and member.conn is not None)
+            race.set_connected(seat.id, member is not None and member.conn is not None, now)
         race.wall_started = self.wall()
         if self.store is not None:
             code = "" if room.settings.private else room.code  # a private code is never kept

@@ -53,6 +53,9 @@ class Seat:
     moves: list[str] = field(default_factory=list)
     times_ms: list[int] = field(default_factory=list)
     finish_ms: int | None = None
+    away_ms: int | None = None
+    """Race time when the player went away (while away): a seat released after the grace is
+    out of the race from then, after a server restart too."""
     score: int = 0
     score_ms: int = 0
     score2: int | None = None
@@ -226,19 +229,30 @@ class Race:
         seat.state.apply(parse_move(notation))
         self._count(seat, notation, t_ms, last)
 
-    def set_connected(self, seat_id: int, connected: bool) -> None:
-        if seat_id in self.seats:
-            self.seats[seat_id].connected = connected
-            if connected:
-                self.idle_due = 0.0  # back: its idle time counts again, look at once
+    def set_connected(self, seat_id: int, connected: bool, now: float | None = None) -> None:
+        """The seat's player came back, or went away (at ``now``: when, in race time)."""
+        seat = self.seats.get(seat_id)
+        if seat is None:
+            return
+        seat.connected = connected
+        if connected:
+            seat.away_ms = None
+            self.idle_due = 0.0  # back: its idle time counts again, look at once
+        elif now is not None and seat.away_ms is None:
+            seat.away_ms = self.elapsed_ms(now)
 
     def drop(self, seat_id: int, status: PlayerStatus, now: float) -> None:
-        """A player who left or stayed away past the grace period: their score stands."""
+        """A player who left or stayed away past the grace period: their score stands.  One
+        away past the grace is out from when they went away (the results showed the drop
+        plus the grace period: a race-night trial)."""
         seat = self.seats.get(seat_id)
         if seat is None or seat.status != "playing":
             return
         seat.status = status
-        seat.finish_ms = self.elapsed_ms(now)
+        at = self.elapsed_ms(now)
+        if status == "disconnected" and seat.away_ms is not None:
+            at = min(at, seat.away_ms)
+        seat.finish_ms = at
 
     def idle_seats(self, now: float, limit_s: float, stuck_s: float = 0.0) -> list[int]:
         """The seats still playing whose last move (or the start) is ``limit_s`` or more of race

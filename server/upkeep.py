@@ -156,9 +156,7 @@ class Upkeep(RaceLifecycle):
             if room.state in ("countdown", "racing") and race is not None and m.id in race.seats:
                 # the seat stays, out of the race; after the results the member is removed
                 if race.seats[m.id].status == "playing":
-                    # out of the race when the player went away, not the grace later (the
-                    # results said "dropped ... 1:45" for a drop at 0:45: a race-night trial)
-                    race.drop(m.id, "disconnected", min(now, m.away_since))
+                    race.drop(m.id, "disconnected", now)  # (out from when they went away)
                     room.progress_dirty = True
                     dropped = True
                     self._event("grace_over", room, m)

@@ -7,6 +7,7 @@ import contextlib
 import io
 from collections.abc import Callable
 
+import pytest
 from textual.widgets import Static
 
 from client.app import Plan, RaceApp
@@ -182,6 +183,52 @@ async def test_a_lobby_key_waiting_for_its_answer_holds_no_other_key() -> None:
             answered.set()
             later.cancel()
             await wait_until(pilot, lambda: room.settings.seats == before + 1)
+
+
+async def test_a_fixed_deal_stays_on_a_server_that_knows_no_keep_deal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 1.1 server refuses ``keep_deal`` as a field it does not know (the change was refused,
+    and counted as a bad message: a review): to one, the number fixed on the command line is
+    sent again, as before 1.2."""
+    from client.session import Session
+
+    monkeypatch.setattr(Session, "speaks", lambda self, version: False)
+    sent: list[tuple[int | None, bool]] = []
+    update = Session.update_settings
+
+    async def spy(self: Session, settings: Settings, keep_deal: bool = False) -> None:
+        sent.append((settings.deal_number, keep_deal))
+        await update(self, settings, keep_deal)
+
+    monkeypatch.setattr(Session, "update_settings", spy)
+    async with running_server() as server:
+        settings = Settings(game="st-helena", deal_number=5)
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=settings))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            room = server.hub.rooms[app.model.room.code]  # type: ignore[union-attr]
+            await pilot.press("t")
+            await wait_until(pilot, lambda: room.settings.time_limit != 0)
+            assert room.settings.deal_number == 5
+            assert sent == [(5, False)]  # no keep_deal: the number itself
+
+
+def test_which_protocol_the_server_speaks() -> None:
+    from client.net import Connection as Conn
+    from client.session import Session
+    from protocol.messages import Welcome
+
+    session = Session.__new__(Session)
+    session.conn = Conn("ws://127.0.0.1:1")
+    for theirs, wanted, says in (
+        ("1.2", "1.2", True), ("1.3", "1.2", True), ("1.1", "1.2", False),
+        ("2.0", "1.2", False), ("x", "1.2", False),
+    ):  # fmt: skip
+        session.conn.welcome = Welcome(
+            seq=0, version=theirs, server="s", max_frame=1, rate=1.0, burst=1
+        )
+        assert session.speaks(wanted) is says, theirs
 
 
 async def ann_hosts(url: str) -> tuple[Connection, str]:

@@ -653,6 +653,16 @@ def test_a_bad_message_now_and_then_is_forgiven() -> None:
     for _ in range(3):
         h.take(h.hub.bad_input(c, "unknown_type", "x", 5, h.now))
     assert h.closed[c] == 4400
+    # one forgiven a minute, as docs/protocol.md says: two at once, then two a minute later
+    # (one of the first two forgiven by then) close it
+    d = h.connect()
+    for _ in range(2):
+        h.take(h.hub.bad_input(d, "unknown_type", "x", 5, h.now))
+    h.tick(61.0)
+    h.take(h.hub.bad_input(d, "unknown_type", "x", 5, h.now))
+    assert d not in h.closed
+    h.take(h.hub.bad_input(d, "unknown_type", "x", 5, h.now))
+    assert h.closed[d] == 4400
 
 
 def test_bad_input_closes_after_max_bad_and_hello_first_counts() -> None:

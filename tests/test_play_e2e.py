@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import pty
 import re
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from client.app import Plan, RaceApp
+from client.cli import main as cli_main
 from client.cli import main as client_main
 from client.net import Connection, Disconnected
 from client.saved_races import races_dir, record_url, save_race
@@ -383,3 +385,24 @@ def test_kept_records_are_written_whole_and_the_oldest_go(
         os.utime(paths[-1], (1000 + i, 1000 + i))
     assert sorted(tmp_path.iterdir()) == paths[2:]
     assert RaceRecord.model_validate_json(paths[-1].read_text()).race_id == "000000000004"
+    # a server's record is kept only under the id asked for, a plain one: "../seats" replaced
+    # the seats file with a record (a review)
+    for hostile, asked in (("./../seats", "./../seats"), ("../x", "000000000009"), ("a/b", None)):
+        with pytest.raises(ValueError):
+            save_race(base.model_copy(update={"race_id": hostile}), tmp_path, asked)
+    with pytest.raises(ValueError):  # another race than the one asked for
+        save_race(base.model_copy(update={"race_id": "000000000008"}), tmp_path, "000000000009")
+    assert sorted(tmp_path.iterdir()) == paths[2:]
+    # the list of kept races: a room's code is written safe, and a record whose time is out of
+    # range is left out rather than stopping the list (a review)
+    odd = base.model_copy(update={"race_id": "000000000010", "room": "AB\x1b]0;pwned\x07CD"})
+    save_race(odd, tmp_path)
+    bad = base.model_copy(update={"race_id": "000000000011", "started_at": 1e20, "ended_at": None})
+    save_race(bad, tmp_path)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path.parent / "state-races"))
+    monkeypatch.setattr("client.saved_races.races_dir", lambda: tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli_main(["races"]) == 0
+    listed = out.getvalue()
+    assert "\x1b" not in listed and "\\x1b" in listed and "000000000011" not in listed

@@ -759,3 +759,37 @@ async def test_a_slow_drain_is_downtime_not_race_time(tmp_path: Path) -> None:
         ran_after = race.elapsed_ms(time.monotonic())
         # the drain's two seconds are not in the race's time
         assert ran_after - ran_before < 700, (ran_before, ran_after, drained_s)
+
+
+async def test_a_seat_released_after_a_restart_is_out_from_when_its_player_went(
+    tmp_path: Path,
+) -> None:
+    """Bob dropped 0.3 s into the race, the server restarted, Bob never came back: his seat
+    was out from the restart, not from when he went (a review: the time he went away lived
+    only in the process that saw it go)."""
+    from protocol.messages import RaceOver
+
+    from .server_helpers import fast_limits, start_race
+
+    db = tmp_path / "races.sqlite3"
+    limits = fast_limits(grace_s=0.6)
+    async with running_server(limits, store=Store(db)) as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        await start_race(conns)
+        await asyncio.sleep(0.3)
+        await conns[1].close()
+        race = server.hub.rooms[code].race
+        assert race is not None
+        await eventually(lambda: race.seats[joined[1].you].away_ms is not None)
+        went = race.seats[joined[1].you].away_ms
+        await asyncio.sleep(0.3)  # a while later, within the grace: the server stops
+        await conns[0].close()
+    async with running_server(limits, store=Store(db)) as again, Connection(again.url) as ann:
+        await ann.request(Resume(seq=0, code=code, token=joined[0].token))
+        room = again.hub.rooms[code]
+        assert room.race is not None
+        bob = room.race.seats[joined[1].you]
+        await eventually(lambda: bob.status == "disconnected", 5)
+        assert bob.finish_ms == went  # when he went, not the restart nor the grace after
+        await ann.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
+        await ann.wait_for(RaceOver)

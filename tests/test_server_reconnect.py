@@ -750,3 +750,4 @@ def test_a_restart_during_a_race_is_tried_every_second_however_long() -> None:
     assert retry_wait(RETRY_MAX_S, restarting=True, racing=False, down_s=10) == 1.0
     assert retry_wait(RETRY_MAX_S, restarting=False, racing=True, down_s=10) == RETRY_MAX_S
     assert retry_wait(0.5, restarting=True, racing=True, down_s=10) == 0.5
+    assert retry_wait(RETRY_MAX_S, restarting=True, racing=True, down_s=1000) == RETRY_MAX_S
