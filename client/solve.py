@@ -39,7 +39,7 @@ def positive_int(text: str) -> int:
 
 def add_solve_parser(sub: Any) -> None:
     """Register ``solve`` on ``patience-race``'s subcommands."""
-    from .cli import add_game_arguments
+    from .args import add_game_arguments
 
     p = sub.add_parser("solve", help="solve a deal (every card known) and print the solution")
     p.add_argument("game", choices=GAMES, metavar="GAME", help=" | ".join(GAMES))
@@ -68,7 +68,7 @@ def add_solve_parser(sub: Any) -> None:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from .cli import make_config
+    from .args import make_config
 
     config = make_config(args.game, args)
     number = config.check_number(args.number)

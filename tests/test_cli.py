@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from client.cli import main, parse_time
+from client.args import parse_time
+from client.cli import main
 from client.terminal import terminal_problem
 from protocol.config import GameConfig
 from protocol.record import Recorder
@@ -325,7 +326,7 @@ def test_rooms_columns_stay_apart_whatever_the_title() -> None:
 def test_the_default_name_is_always_one_the_server_takes(
     monkeypatch: pytest.MonkeyPatch, env: dict[str, str], name: str
 ) -> None:
-    from client.cli import default_name
+    from client.args import default_name
     from protocol.names import normalize
 
     for k in ("PATIENCE_RACE_NAME", "LOGNAME", "USER", "LNAME", "USERNAME"):
@@ -338,7 +339,7 @@ def test_the_default_name_is_always_one_the_server_takes(
 def test_a_bad_patience_race_name_is_said(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from client.cli import default_name
+    from client.args import default_name
 
     monkeypatch.setenv("USER", "ann")
     monkeypatch.setenv("PATIENCE_RACE_NAME", "Ann (work)")
@@ -440,7 +441,7 @@ def test_a_server_address_without_its_scheme_is_ws(monkeypatch: pytest.MonkeyPat
     a server that was running."""
     import argparse
 
-    from client.cli import server_url
+    from client.args import server_url
 
     monkeypatch.delenv("PATIENCE_RACE_SERVER", raising=False)
     for given, url in (
@@ -633,7 +634,7 @@ def test_a_plain_connection_to_a_tls_port_suggests_wss() -> None:
     from websockets.exceptions import InvalidStatus
     from websockets.http11 import Response
 
-    from client.cli import unreachable
+    from client.reach import unreachable
 
     refused = InvalidStatus(Response(400, "Bad Request", Headers()))
     said = unreachable("ws://race.example.org:8443", refused)

@@ -215,7 +215,7 @@ def test_an_empty_or_missing_seats_file_holds_no_seat() -> None:
 def test_one_server_is_written_one_way(given: str, url: str) -> None:
     """Seats are saved by the server's URL: ``--server ws://h:8765/`` found none saved under
     ``ws://h:8765`` and joined as a watcher."""
-    from client.cli import normal_url, server_url
+    from client.args import normal_url, server_url
 
     class Args:
         server = given
