@@ -293,9 +293,9 @@ class RaceApp(App[None]):
             return
         if self.server is None:
             last.record_at = record_url(session.url, last.race_id)
-            raced = self.model.role == "player" and any(
-                s.id == self.model.you for s in last.standings
-            )
+            # (by id, or by name: one whose seat was released, back after the end as a new
+            # member, raced in it all the same: a verification trial)
+            raced = any(s.id == self.model.you or s.name == self.model.name for s in last.standings)
             if not raced or not session.remember:
                 return
         if last.race_id not in self.records_kept:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -31,7 +32,7 @@ from .reach import check_server, network_errors, unreachable
 from .replay import cmd_replay
 from .safe import clean, clean_lines
 from .solve import add_solve_parser
-from .terminal import terminal_problem
+from .terminal import program, terminal_problem
 from .text import render_board
 
 
@@ -282,7 +283,9 @@ def cmd_races(args: argparse.Namespace) -> int:
             time_ = f" {clock(s.finish_ms)}" if s.finish_ms is not None else ""
             result = words.get(s.status, s.status)
             print(f"  {s.rank:>2}. {clean(s.name)}: {result}, score {s.score}{time_}")
-        print(f"  patience-race replay {clean(str(path))}")
+        # (as this program was started: "patience-race replay" was "command not found" to
+        # one who ran .venv/bin/patience-race: a verification trial)
+        print(f"  {program()} replay {shlex.quote(clean(str(path)))}")
     return 0
 
 

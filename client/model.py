@@ -660,6 +660,9 @@ def room_changes(
         keys = (
             "s takes the room to the lobby for the next race, n asks for it"
             if new.state == "results"
+            # (in the countdown s does nothing: "s starts the race" was said: a trial)
+            else "r stops the countdown, g o v m t u + - p w change the settings"
+            if new.state == "countdown"
             else "s starts the race, g o v m t u + - p w change it, k removes someone"
         )
         if was_host not in after:

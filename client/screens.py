@@ -383,9 +383,12 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
     shown = list(standings)
     scores = [s.score for s in standings if s.status != "won"]
     ties = len(scores) != len(set(scores))
+    # (on as many lines as it takes, up to three: one line cut four players' ties short at 100
+    # columns: a verification trial)
+    tie_lines = wrap_cells(_ties_line(standings), width, 3) if ties else []
     if rows is not None:
         # the title and a blank line, heading, notes
-        fit_all = rows - 3 - (1 if spider else 0) - (1 if ties else 0)
+        fit_all = rows - 3 - (1 if spider else 0) - len(tie_lines)
         if len(shown) > fit_all:
             # a line for "... and N more": the places that fit then (two lines went spare, and
             # 8 players at 80x24 showed 6)
@@ -421,13 +424,14 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
         # (two at 4 points, one placed above: nothing said why)
         # (the time column is when each finished, not when each reached the score, which
         # placed them, and was not shown: "Dee finished first but came last", a trial)
-        t.append(fit(_ties_line(standings), width).rstrip() + "\n", style=DIM)
+        t.append("".join(line + "\n" for line in tie_lines), style=DIM)
     return t
 
 
 def _ties_line(standings: list[Standing]) -> str:
     """How equal scores were placed: when each reached the score (``Bob 0:06, Cid 0:08``), and
-    who joined first where that was equal too."""
+    who joined first where that was equal too.  Names as sent: :func:`wrap_cells` makes the
+    line safe."""
     groups: dict[int, list[Standing]] = {}
     for s in standings:
         if s.status != "won":
@@ -436,7 +440,7 @@ def _ties_line(standings: list[Standing]) -> str:
     joined_first = False
     for group in groups.values():
         if len(group) > 1:
-            said.append(", ".join(f"{safe(s.name)} {clock(s.score_ms)}" for s in group))
+            said.append(", ".join(f"{s.name} {clock(s.score_ms)}" for s in group))
             times = [s.score_ms for s in group]
             joined_first = joined_first or len(set(times)) < len(times)
     then = " (then who joined first)" if joined_first else ""

@@ -129,7 +129,11 @@ def _settings_changes(old: Settings, new: Settings) -> str:
             if (before is None) != (after is None) or before != after:
                 parts.append(f"deal={'random' if after is None else 'fixed'}")
         elif before != after:
-            value = ",".join(f"{k}:{v}" for k, v in after.items()) if name == "options" else after
+            value = (
+                ",".join(f"{k}:{v}" for k, v in after.items()) or "defaults"
+                if name == "options"
+                else after
+            )
             parts.append(f"{name}={value}")
     return " ".join(parts)
 

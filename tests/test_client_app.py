@@ -20,7 +20,16 @@ from client.seats import seats_path
 from client.session import join_command
 from protocol.config import GameConfig
 from protocol.game import new_game
-from protocol.messages import CreateRoom, Joined, JoinRoom, MoveCmd, Ready, Settings, WireMove
+from protocol.messages import (
+    CreateRoom,
+    Joined,
+    JoinRoom,
+    MoveCmd,
+    Ready,
+    Settings,
+    Standing,
+    WireMove,
+)
 from protocol.moves import Kind, tableau
 
 from .server_helpers import StallProxy, close_all, eventually, host_and_join, running_server
@@ -609,3 +618,47 @@ async def test_a_redraw_once_the_app_is_gone_does_nothing() -> None:
     never_run._draw = lambda: drawn.append("before running")  # type: ignore[method-assign]
     never_run.refresh_view()
     assert drawn == []
+
+
+async def test_a_race_raced_in_under_another_seat_is_kept_too() -> None:
+    """A player whose seat was released, back after the end as a new member (another id), was
+    never given that race in ``races`` (a verification trial): it is theirs by name too; a
+    race someone else raced in is not kept."""
+    from client.model import LastResults
+    from client.saved_races import saved_races
+    from protocol.messages import PublicSettings, RaceRecord, Reveal
+
+    settings = PublicSettings(
+        game="spider", options={"suits": 1}, numbering="pysolfc", mode="first", time_limit=0,
+        undo="safe", seats=2, private=False, fixed_deal=False, title="Spider (1 suit)",
+    )  # fmt: skip
+    reveal = Reveal(
+        game="spider", options={"suits": 1}, numbering="pysolfc", number=1, salt="00",
+        commitment="c",
+    )  # fmt: skip
+    cid = Standing(
+        rank=1, id=3, name="Cid", status="disconnected", score=24, score2=None,
+        finish_ms=13_000, score_ms=9_000, moves=4, undos=0,
+    )  # fmt: skip
+
+    class Fetching:
+        url, remember = "ws://127.0.0.1:1", True
+
+        async def race_record(self, race_id: str) -> RaceRecord:
+            return RaceRecord(
+                race_id=race_id, room=None, settings=settings, started_at=0.0, ended_at=1.0,
+                reveal=reveal, standings=[cid], players=[],
+            )  # fmt: skip
+
+    for name, kept in (("Cid", True), ("Dee", False)):
+        app = RaceApp(Plan(action="join", name=name, url="ws://127.0.0.1:1", code="ABCD2345"))
+        app.session = Fetching()  # type: ignore[assignment]
+        app.model.name, app.model.you, app.model.role = name, 7, "spectator"
+        race_id = f"race{name}"
+        app.model.last = LastResults(
+            race_id=race_id, title="Spider (1 suit)", game="spider", standings=[cid],
+            reveal=reveal, verdict=None, verified=None,
+        )  # fmt: skip
+        app._place_record()
+        await asyncio.gather(*app.record_tasks)
+        assert (race_id in {r.race_id for _, r in saved_races()}) is kept, name

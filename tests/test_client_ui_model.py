@@ -166,6 +166,12 @@ def test_room_changes_say_who_came_and_went() -> None:
         "Ann left: you are the host now: s takes the room to the lobby for the next race, "
         "n asks for it"
     )
+    # in a countdown s does nothing: its keys are said (a verification trial)
+    counting = room([member(2, "Bob", host=True)], state="countdown")
+    assert room_changes(back, counting, you=2)[0] == (
+        "Ann left: you are the host now: r stops the countdown, g o v m t u + - p w change the "
+        "settings"
+    )
     # one away until the seat was let go did not leave: told so (it said "Cat left")
     away = room(
         [
@@ -1536,6 +1542,16 @@ def test_results_say_how_equal_scores_are_placed() -> None:
     model.last.standings[2] = model.last.standings[2].model_copy(update={"score_ms": 6_868})
     text = screens.results(model, 78).plain
     assert "equal scores: placed by who reached it first (then who joined first): Ann" in text
+    # four tied in two groups at 80 columns: all of it, on more lines (one line cut it short)
+    assert model.last is not None
+    rows = model.last.standings
+    extra = [
+        rows[2].model_copy(update={"id": 7 + i, "name": n, "score": 0, "score_ms": 500 * i})
+        for i, n in enumerate(["Dorothea", "Eberhardt", "Fionnuala", "Gwendolyn"])
+    ]
+    model.last.standings = [*rows, *extra]
+    text = " ".join(screens.results(model, 78).plain.split())
+    assert "Gwendolyn 0:01" in text and "…" not in text
 
 
 def test_one_released_and_back_as_a_watcher_is_told_of_the_next_race() -> None:

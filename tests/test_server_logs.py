@@ -219,9 +219,14 @@ async def test_a_settings_change_says_what_changed_and_a_removal_who_removed(
         new = Settings(mode="score", time_limit=600, options={"suits": 2}, deal_number=4242)
         await conns[0].request(UpdateSettings(seq=0, settings=new))
         await conns[0].request(Kick(seq=0, id=joined[1].you))
+        await conns[0].request(UpdateSettings(seq=0, settings=Settings(game="louis")))
         await close_all(conns)
     changed = lines.events("settings_changed")
     assert changed[0]["changed"] == "options=suits:2 mode=score time_limit=600 deal=fixed"
+    # another game with its options left to their defaults: said so ("options=" was empty)
+    assert (
+        changed[1]["changed"] == "game=louis options=defaults mode=first time_limit=0 deal=random"
+    )
     assert "4242" not in repr(lines.fields)
     kicked = lines.events("kicked")
     assert kicked[0]["player"] == f"{joined[1].you}:Bob"
