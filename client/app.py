@@ -512,10 +512,17 @@ class RaceApp(App[None]):
         self.quit_armed = False
         phase = self.model.phase
         if self.model.holding:
+            room = self.model.room
             if key == "n":
                 await self.next_from_results()
             elif key == "s":
                 self.start_from_results()
+            elif key == "r" and room is not None and room.state != "results":
+                # the room is in the lobby already: r is ready there, as n (it did nothing, and
+                # the host saw this player "waiting": a verification trial)
+                await self.next_from_results()
+            elif key == "r":
+                self.model.status = "On the results: n asks for a rematch."
         elif phase == "racing":
             await self.race_key(key)
         elif phase in ("lobby", "countdown"):

@@ -620,7 +620,8 @@ Lobby: r ready / not ready;  the host: s ready and start, g game,
   k remove someone (a change stops a countdown).   q leave (q q in the
   countdown, or with others here)
 Results: n rematch (watching: n follows the room once it has moved
-  on), the host: s to the lobby at once;  q leave (q q with others here)
+  on; in its lobby, r or n: ready), the host: s to the lobby at once;
+  q leave (q q with others here)
 Watching: everyone's progress live (the boards stay private);
   n follows the room to its next race once it has moved on;
   q leave (q q during a race)

@@ -662,3 +662,33 @@ async def test_a_race_raced_in_under_another_seat_is_kept_too() -> None:
         app._place_record()
         await asyncio.gather(*app.record_tasks)
         assert (race_id in {r.race_id for _, r in saved_races()}) is kept, name
+
+
+async def test_r_on_results_the_room_has_left_gets_you_ready_in_its_lobby() -> None:
+    """The host took the room to the lobby; Cid, still reading the results, pressed r: nothing
+    happened, and the host saw him "waiting" (a verification trial). r is ready there, as n;
+    while the room is on its results, r says n asks for the rematch."""
+    from protocol.messages import RaceOver, Start
+
+    async with running_server() as server:
+        ann, code = await ann_hosts(server.url)
+        app = RaceApp(Plan(action="join", name="Cid", url=server.url, code=code))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            await pilot.press("r")
+            await ann.request(Ready(seq=0))
+            await wait_until(pilot, lambda: app.model.phase == "racing", 10.0)
+            await pilot.press("x", "x")
+            await ann.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
+            await ann.wait_for(RaceOver)
+            await wait_until(pilot, lambda: app.model.holding)
+            await pilot.press("r")
+            assert app.model.status == "On the results: n asks for a rematch."
+            await ann.request(Start(seq=0))  # the host: to the lobby at once
+            room = server.hub.rooms[code]
+            await wait_until(pilot, lambda: app.model.room.state == "lobby")  # type: ignore[union-attr]
+            assert app.model.holding  # still reading the results
+            await pilot.press("r")
+            await wait_until(pilot, lambda: not app.model.holding)
+            await wait_until(pilot, lambda: [m.ready for m in room.members.values()][1])
+        await ann.close()
