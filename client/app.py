@@ -746,12 +746,13 @@ class RaceApp(App[None]):
 
     async def lobby_key(self, key: str) -> None:
         session, model = self.session, self.model
-        if (
-            session is None
-            or model.room is None
-            or model.role != "player"
-            or model.phase not in ("lobby", "countdown")
-        ):
+        if session is None or model.room is None or model.phase not in ("lobby", "countdown"):
+            return
+        if model.role != "player":
+            if key == "r" and model.phase == "lobby":
+                # a watcher takes a free seat (they had to leave and join again: a trial)
+                model.status = "Taking a seat: you race the next one (r: not ready)."
+                await session.take_seat(remember=self.plan.url is not None)
             return
         me = model.me_member()
         late = model.countdown_end is not None and time.monotonic() - model.countdown_end >= 1.0

@@ -122,7 +122,7 @@ def footer_keys(model: RaceModel) -> str:
         return "r: not ready (stops the countdown)   q q: leave   ?: help"
     if phase == "lobby":
         if model.role != "player":
-            return "q: leave   ?: help   (watching)"
+            return "r: take a seat and race   q: leave   ?: help   (watching)"
         if model.is_host():
             return "r: ready  s: start  g/o/v/m/t/u/+/-/p/w: settings  k: kick  q: leave  ?: help"
         return "r: ready / not ready   q: leave   ?: help"
@@ -623,7 +623,8 @@ Results: n rematch (watching: n follows the room once it has moved
   on; in its lobby, r or n: ready), the host: s to the lobby at once;
   q leave (q q with others here)
 Watching: everyone's progress live (the boards stay private);
-  n follows the room to its next race once it has moved on;
+  n follows the room to its next race once it has moved on; in the
+  lobby, r takes a free seat to race;
   q leave (q q during a race)
 ?  this help: ↑↓ j k space scroll it, any other key goes back."""
 

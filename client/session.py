@@ -477,6 +477,22 @@ class Session:
     async def ready(self, ready: bool = True) -> None:
         await self.command(Ready(seq=0, ready=ready))
 
+    async def take_seat(self, remember: bool) -> bool:
+        """A watcher takes a free seat in the lobby (its ``ready``); with ``remember`` (a
+        server of its own, not ``play``'s) the seat is saved as a join's is, so that a drop or
+        a quit can take it back.  True if it was taken."""
+        answer = await self.command(Ready(seq=0, ready=True))
+        if answer is None or self.code is None or self.model.token is None:
+            return False
+        if remember and not self.remember:
+            self.remember = True
+            try:
+                save_seat(self.url, self.code, self.model.token, self.model.name)
+            except SeatsError as exc:
+                self.seat_problem = str(exc)
+            self._hold(self.model.name)
+        return True
+
     async def start(self) -> None:
         await self.command(Start(seq=0))
 

@@ -101,7 +101,15 @@ class RaceLifecycle:
     def _ready(self, conn: Conn, cmd: Ready, now: float, out: Outbox) -> None:
         room, member = self._membership(conn)
         if member.role != "player":
-            raise CommandError("not_a_player", "spectators have no seat to get ready in")
+            if room.state != "lobby" or not cmd.ready:
+                raise CommandError("not_a_player", "spectators have no seat to get ready in")
+            # a watcher in the lobby takes a free seat (there was no way but to leave and join
+            # again: a race-night trial)
+            if len(room.players()) >= room.settings.seats:
+                raise CommandError("room_full", "no seat is free: you go on watching")
+            member.role = "player"
+            member.wants_seat = False
+            self._event("seated", room, member)
         if room.state == "countdown" and not cmd.ready:
             # not ready after all: the countdown stops and the room is back in its lobby (no
             # card was sent yet; the deal committed to is dropped, never revealed)

@@ -16,7 +16,7 @@ from client.keys import Keys
 from client.model import RaceModel, kept_for
 from client.net import Connection
 from client.saved_races import races_dir
-from client.seats import seats_path
+from client.seats import saved_seats, seats_path
 from client.session import join_command
 from protocol.config import GameConfig
 from protocol.game import new_game
@@ -238,6 +238,25 @@ def test_which_protocol_the_server_speaks() -> None:
             seq=0, version=theirs, server="s", max_frame=1, rate=1.0, burst=1
         )
         assert session.speaks(wanted) is says, theirs
+
+
+async def test_a_watcher_presses_r_in_the_lobby_to_race() -> None:
+    """``watch`` then a change of mind: r in the lobby takes a free seat (it had to be quit
+    and join again: a race-night trial)."""
+    async with running_server() as server:
+        ann, code = await ann_hosts(server.url)
+        app = RaceApp(Plan(action="watch", name="Dee", url=server.url, code=code))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            assert app.model.role == "spectator"
+            assert app.footer_shown.startswith("r: take a seat and race")
+            await pilot.press("r")
+            await wait_until(pilot, lambda: app.model.role == "player")
+            me = app.model.me_member()
+            assert me is not None and me.ready
+            # saved as a join's seat is: a drop or a quit can take it back
+            assert [s["name"] for s in saved_seats(server.url, code)] == ["Dee"]
+        await ann.close()
 
 
 async def ann_hosts(url: str) -> tuple[Connection, str]:

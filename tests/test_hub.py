@@ -556,6 +556,31 @@ def test_a_spectators_move_is_not_a_player_in_the_lobby_too() -> None:
     assert isinstance(early, Error) and early.code == "race_not_running"
 
 
+def test_a_watcher_in_the_lobby_takes_a_free_seat_with_ready() -> None:
+    """A watcher who decided to race had no way but to leave and join again (a race-night
+    trial): their ready in the lobby takes a free seat; with none free it is room_full, and
+    outside the lobby a watcher is still not a player."""
+    h = Harness()
+    code, (ann, bob), _ = h.room(Settings(seats=3), "Ann", "Bob")
+    room = h.hub.rooms[code]
+    watchers = []
+    for name in ("Cy", "Dee"):
+        c = h.connect()
+        j = h.cmd(c, JoinRoom(seq=0, code=code, name=name, spectate=True))
+        assert isinstance(j, Joined) and j.role == "spectator"
+        watchers.append((c, j.you))
+    (cy, cy_id), (dee, _dee_id) = watchers
+    assert isinstance(h.cmd(cy, Ready(seq=0)), Ack)
+    assert room.members[cy_id].role == "player" and room.members[cy_id].ready
+    full = h.cmd(dee, Ready(seq=0))
+    assert isinstance(full, Error) and full.code == "room_full"
+    for c in (ann, bob):
+        assert isinstance(h.cmd(c, Ready(seq=0)), Ack)
+    assert room.state == "countdown" and sorted(room.race.seats) == [1, 2, cy_id]  # type: ignore[union-attr]
+    refused = h.cmd(dee, Ready(seq=0))
+    assert isinstance(refused, Error) and refused.code == "not_a_player"
+
+
 def test_a_second_hello_is_refused() -> None:
     h = Harness()
     c = h.connect()
