@@ -313,8 +313,9 @@ class RaceModel:
             self.witness = Witness(start=e.board)
         else:
             self.state = None
-        if not self.holding:  # (under results still up, "Go!" said nothing: moved_on says it)
-            self.status = "Go!"
+        # (under results still up, "Go!" said nothing: moved_on says it; and what the status
+        # line said of the results, "Ann asks for a rematch", is over: a verification trial)
+        self.status = "" if self.holding else "Go!"
 
     def _on_moved(self, e: Moved, now: float) -> None:
         if self.state is None:

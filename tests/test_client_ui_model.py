@@ -25,6 +25,7 @@ from protocol.messages import (
     Progress,
     ProgressUpdate,
     PublicSettings,
+    RaceStart,
     RoomInfo,
     RoomUpdate,
     Settings,
@@ -273,6 +274,15 @@ def test_a_countdown_stopped_is_said_and_the_lobby_comes_back() -> None:
     assert "The countdown stopped: Bob pressed not ready" in model.log[-1]
 
 
+def test_a_race_started_under_results_still_up_clears_what_they_said() -> None:
+    """A watcher on the old results: the next race started, and the status line went on saying
+    "Ann asks for a rematch" (a verification trial); the results say the race is on."""
+    model = results_model()
+    model.status = "Ann asks for a rematch"
+    model.apply(RaceStart(race_id="r9", commitment="c" * 64, time_limit_ms=None, board=None))
+    assert model.holding and model.status == ""
+
+
 def test_the_host_leaving_as_the_countdown_starts_is_still_said() -> None:
     """The host left the lobby, everyone else ready: the countdown started in the same moment
     and wiped "Ann left: Bob is the host now" from the status line (a race-night trial)."""
@@ -498,7 +508,8 @@ def test_footer_keys_match_each_screen() -> None:
     assert "r: ready" in screens.footer_keys(guest) and "s:" not in screens.footer_keys(guest)
     watcher = RaceModel(name="Eve", you=5, role="spectator", phase="lobby")
     watcher.room = host.room
-    assert "r:" not in screens.footer_keys(watcher)
+    # a watcher's r takes a free seat (there was no way to race but to leave: a trial)
+    assert screens.footer_keys(watcher).startswith("r: take a seat and race")
     race = RaceModel(name="me", phase="racing")
     race.state = new_game(GameConfig("st-helena", {}), 3)
     keys = screens.footer_keys(race)
