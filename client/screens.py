@@ -122,7 +122,11 @@ def footer_keys(model: RaceModel) -> str:
         return "r: not ready (stops the countdown)   q q: leave   ?: help"
     if phase == "lobby":
         if model.role != "player":
-            return "r: take a seat and race   q: leave   ?: help   (watching)"
+            room = model.room
+            players = [m for m in room.members if m.role == "player"] if room else []
+            if room is not None and len(players) < room.settings.seats:
+                return "r: take a seat and race   q: leave   ?: help   (watching)"
+            return "q: leave   ?: help   (watching)"
         if model.is_host():
             return "r: ready  s: start  g/o/v/m/t/u/+/-/p/w: settings  k: kick  q: leave  ?: help"
         return "r: ready / not ready   q: leave   ?: help"

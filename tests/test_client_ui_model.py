@@ -510,6 +510,10 @@ def test_footer_keys_match_each_screen() -> None:
     watcher.room = host.room
     # a watcher's r takes a free seat (there was no way to race but to leave: a trial)
     assert screens.footer_keys(watcher).startswith("r: take a seat and race")
+    full = room([member(1, "Ann"), member(2, "Bob")])
+    full.settings.seats = 2
+    watcher.room = full
+    assert screens.footer_keys(watcher) == "q: leave   ?: help   (watching)"
     race = RaceModel(name="me", phase="racing")
     race.state = new_game(GameConfig("st-helena", {}), 3)
     keys = screens.footer_keys(race)
