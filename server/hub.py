@@ -317,39 +317,16 @@ class Hub(Upkeep):
                 cid, "hello_first", "say hello first, with your protocol version", cmd.seq, now
             )
         cache = conn.member.seqs if conn.member else conn.seqs
-        again = cache.get(cmd.seq)
-        used = cache.kind(cmd.seq) if again is not None else None
         kind = (cmd.type, _digest(cmd))
-        if used is not None and used != kind:
+        seen = cache.seen(cmd.seq, kind)
+        if isinstance(seen, str):  # a number used, for another command or too long ago
             self.count("rejected_bad_message")
-            what = used[0] if used[0] != cmd.type else f"another {used[0]}"
-            out.send(
-                cid,
-                Error(
-                    seq=cmd.seq,
-                    code="bad_message",
-                    message=f"sequence number {cmd.seq} was already used for {what}: "
-                    "a command sent again must be the same, a new one needs a new number",
-                ),
-            )
+            out.send(cid, Error(seq=cmd.seq, code="bad_message", message=seen))
             return out
-        if again:
-            for frame in again:
+        if seen:  # sent again: answered again, never done twice
+            for frame in seen:
                 out.send(cid, frame)
             self.count("commands_repeated")
-            return out
-        if again is None and cmd.seq <= cache.highest:
-            self.count("rejected_bad_message")
-            out.send(
-                cid,
-                Error(
-                    seq=cmd.seq,
-                    code="bad_message",
-                    message=f"sequence number {cmd.seq} is not above {cache.highest}, the "
-                    "highest used: each command needs a higher one (one sent again is answered "
-                    "again while its answer is kept: the last 16)",
-                ),
-            )
             return out
         handler = self._handlers.get(type(cmd))
         try:

@@ -56,9 +56,27 @@ class SeqCache:
     def get(self, seq: int) -> tuple[bytes, ...] | None:
         return self.answers.get(seq)
 
-    def kind(self, seq: int) -> tuple[str, bytes] | None:
-        """The type and digest of the command ``seq`` answered, if known."""
-        return self.kinds.get(seq)
+    def seen(self, seq: int, kind: tuple[str, bytes]) -> tuple[bytes, ...] | str | None:
+        """A command numbered ``seq`` (of ``kind``: its type and digest) as these numbers know
+        it: its answer to send again, a refusal (why, for the client), or None (a new one, or a
+        read-only command's, whose answer is made afresh)."""
+        again = self.answers.get(seq)
+        used = self.kinds.get(seq) if again is not None else None
+        if used is not None and used != kind:
+            what = used[0] if used[0] != kind[0] else f"another {used[0]}"
+            return (
+                f"sequence number {seq} was already used for {what}: a command sent again must "
+                "be the same, a new one needs a new number"
+            )
+        if again:
+            return again
+        if again is None and seq <= self.highest:
+            return (
+                f"sequence number {seq} is not above {self.highest}, the highest used: each "
+                f"command needs a higher one (one sent again is answered again while its "
+                f"answer is kept: the last {self.SIZE})"
+            )
+        return None
 
     def adopt(self, other: SeqCache) -> None:
         """Take on ``other``'s numbers and answers (a seat's, once its connection is out of the
