@@ -62,7 +62,7 @@ from protocol.names import BadName, clashes, normalize
 
 from .durable import LiveRooms
 from .lifecycle import RaceLifecycle
-from .limits import BudgetKind, Limits, TokenBucket
+from .limits import AddressBudgets, BudgetKind, Limits, TokenBucket
 from .outbox import (
     CLOSE_BAD_INPUT,
     CLOSE_FLOOD,
@@ -176,9 +176,8 @@ class Hub(Upkeep):
         """Why :meth:`connect` last refused a connection."""
         self._rooms_listed: tuple[float, list[RoomSummary]] = (-1.0, [])
         """When the public rooms were last listed, and the list (:meth:`_public_rooms`)."""
-        self.buckets: OrderedDict[str, TokenBucket] = OrderedDict()
-        """Each address's budgets for creating rooms, joining them and starting races; bounded
-        (:meth:`budget`)."""
+        self.budgets = AddressBudgets(self.limits)
+        """Each address's budgets for creating rooms, joining them and starting races (bounded)."""
         self.finished: OrderedDict[str, RaceRecord] = OrderedDict()
         self.records = RecordCache(self.limits.record_cache_bytes)
         self.record_budget = ByteBudget(self.limits.record_rate, self.limits.record_burst)
@@ -479,28 +478,8 @@ class Hub(Upkeep):
         )
 
     def budget(self, peer: str, now: float, kind: BudgetKind = "rooms") -> TokenBucket:
-        """The client address ``peer``'s budget of one ``kind``: creating rooms, joining them,
-        taking seats back, starting races in the rooms it created, or opening connections.  A
-        bucket that has refilled holds nothing worth keeping, so the table is trimmed of the
-        oldest ones past a bound."""
-        key = peer if kind == "rooms" else f"{kind} {peer}"
-        bucket = self.buckets.get(key)
-        if bucket is None:
-            limits = self.limits
-            rate, burst = {
-                "rooms": (limits.room_create_rate, limits.room_create_burst),
-                "joins": (limits.join_rate, limits.join_burst),
-                "resumes": (limits.resume_rate, limits.resume_burst),
-                "connects": (limits.connect_rate, limits.connect_burst),
-                "races": (limits.race_rate, limits.race_burst),
-            }[kind]
-            bucket = TokenBucket(rate, burst, now)
-            self.buckets[key] = bucket
-            while len(self.buckets) > max(1000, 2 * limits.max_connections):
-                self.buckets.popitem(last=False)
-        else:
-            self.buckets.move_to_end(key)
-        return bucket
+        """The client address ``peer``'s budget of one ``kind`` (:class:`AddressBudgets`)."""
+        return self.budgets.get(peer, now, kind)
 
     def _new_code(self) -> str:
         while True:

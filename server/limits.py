@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Literal
 
@@ -153,3 +154,34 @@ class TokenBucket:
             self.tokens -= 1
             return True
         return False
+
+
+class AddressBudgets:
+    """Each client address's token buckets, one of each kind: creating rooms, joining them,
+    taking seats back, starting races in the rooms it created, opening connections.  A bucket
+    that has refilled holds nothing worth keeping, so the table is trimmed of the oldest ones
+    past a bound (twice the connections the server takes, at least 1,000)."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.buckets: OrderedDict[str, TokenBucket] = OrderedDict()
+
+    def get(self, peer: str, now: float, kind: BudgetKind = "rooms") -> TokenBucket:
+        key = peer if kind == "rooms" else f"{kind} {peer}"
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            limits = self.limits
+            rate, burst = {
+                "rooms": (limits.room_create_rate, limits.room_create_burst),
+                "joins": (limits.join_rate, limits.join_burst),
+                "resumes": (limits.resume_rate, limits.resume_burst),
+                "connects": (limits.connect_rate, limits.connect_burst),
+                "races": (limits.race_rate, limits.race_burst),
+            }[kind]
+            bucket = TokenBucket(rate, burst, now)
+            self.buckets[key] = bucket
+            while len(self.buckets) > max(1000, 2 * limits.max_connections):
+                self.buckets.popitem(last=False)
+        else:
+            self.buckets.move_to_end(key)
+        return bucket
