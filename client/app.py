@@ -28,8 +28,9 @@ from protocol.messages import MAX_NAME, Kick, Member, Moved, RoomInfo, Settings
 from protocol.moves import Kind, Move
 
 from . import render, screens
+from .changes import kept_for
 from .keys import HOST_KEYS, PILE_KEYS, Keys, auto_home, host_settings, settings_of
-from .model import LastResults, RaceModel, kept_for
+from .model import LastResults, RaceModel
 from .net import Disconnected, ServerError
 from .safe import clean
 from .saved_races import record_url, save_race

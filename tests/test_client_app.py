@@ -11,9 +11,10 @@ import pytest
 from textual.widgets import Static
 
 from client.app import Plan, RaceApp
+from client.changes import kept_for
 from client.cli import main as cli_main
 from client.keys import Keys
-from client.model import RaceModel, kept_for
+from client.model import RaceModel
 from client.net import Connection
 from client.saved_races import races_dir
 from client.seats import saved_seats, seats_path

@@ -104,7 +104,8 @@ async def test_a_spectator_follows_the_room_to_the_next_race() -> None:
         app = RaceApp(Plan(action="watch", name="Cy", url=server.url, code=code))
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_until(pilot, lambda: app.model.phase == "lobby")
-            assert "r:" not in status_of(app)
+            # no ready for a watcher; r takes a free seat (one is free here)
+            assert "r: ready" not in status_of(app) and "r: take a seat" in status_of(app)
             await ann.request(Ready(seq=0))
             await bob.request(Ready(seq=0))
             await wait_until(pilot, lambda: app.model.phase == "racing")

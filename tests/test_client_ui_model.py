@@ -12,8 +12,9 @@ from rich.style import Style
 from rich.text import Text
 
 from client import render, screens
+from client.changes import progress_changes, room_changes
 from client.keys import Keys
-from client.model import RaceModel, progress_changes, room_changes
+from client.model import RaceModel
 from client.text import clip, ordinal, plural, safe
 from protocol.config import GameConfig
 from protocol.game import new_game
