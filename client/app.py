@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import time
 from collections import deque
@@ -193,7 +194,22 @@ class RaceApp(App[None]):
                     store=Store(":memory:"),
                     pool=DealPool(size=1, prefill=False),
                 )
-                await self.server.start()
+                try:
+                    await self.server.start()
+                except OSError as exc:
+                    if exc.errno != errno.EADDRINUSE:
+                        raise
+                    # (it said "Could not get into the room: [Errno 98] error while attempting
+                    # to bind...": nothing to do with a room, a new-user trial)
+                    self.server = None
+                    self.failed = (
+                        f"port {plan.port} is in use on this computer (another server?): "
+                        "give another --port, or none for any free one"
+                    )
+                    self.model.status = f"Could not start the race: {self.failed}."
+                    self.model.phase = "gone"
+                    self.exit()
+                    return
                 url = self.server.url
             self.session = Session(url, self.model, self.refresh_view)
             # a server inside this process is gone when it quits: nothing to resume; a

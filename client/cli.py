@@ -250,7 +250,7 @@ def cmd_rooms(args: argparse.Namespace) -> int:
         print(unreachable(url, exc), file=sys.stderr)
         return 1
     if not rooms:
-        print("No public rooms right now. Host one: patience-race host")
+        print(f"No public rooms right now. Host one: {program()} host")
         return 0
     print(rooms_table(rooms))
     return 0
@@ -271,7 +271,7 @@ def cmd_races(args: argparse.Namespace) -> int:
             "when it ends."
         )
         return 0
-    words = {"won": "won", "disconnected": "dropped", "playing": "unfinished"}
+    words = {"won": "won", "disconnected": "dropped"}
     for path, record in kept:
         try:
             when = datetime.datetime.fromtimestamp(record.ended_at or record.started_at)
@@ -282,6 +282,8 @@ def cmd_races(args: argparse.Namespace) -> int:
         for s in record.standings:
             time_ = f" {clock(s.finish_ms)}" if s.finish_ms is not None else ""
             result = words.get(s.status, s.status)
+            if s.status == "playing":  # as the results said it: the time ran out, or not
+                result = "time up" if record.settings.time_limit else "unfinished"
             print(f"  {s.rank:>2}. {clean(s.name)}: {result}, score {s.score}{time_}")
         # (as this program was started: "patience-race replay" was "command not found" to
         # one who ran .venv/bin/patience-race: a verification trial)

@@ -201,7 +201,10 @@ class Keys:
         p = state.piles[self.source]
         shown = " ".join(cards.names(p[-n:]))
         extra = " (↑/↓ or the same pile again: more/fewer)" if run > 1 else ""
-        return f"Pile {self.source + 1}: {shown}{extra}. Now a target pile, or f for a foundation."
+        home = ""
+        if state.config.game != SPIDER or (n == 13 and state.config.game == SPIDER):
+            home = ", or f for a foundation"  # (Spider: only a whole suit goes home)
+        return f"Pile {self.source + 1}: {shown}{extra}. Now a target pile{home}."
 
     def _checked(self, move: Move) -> Move | None:
         state = self.model.state

@@ -274,7 +274,7 @@ class Session:
                 if state == "lobby"
                 else "The race is over: you get a seat in the next one if one is free."
                 if state == "results"
-                else "You get a seat in the next race if one is free; until then you watch this one."
+                else "You watch this race, and race the next if a seat is free."
             )
         if released:
             self.model.status = released_again(joined.role, joined.room.state)

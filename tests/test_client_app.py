@@ -85,6 +85,18 @@ def test_a_move_is_never_sent_twice() -> None:
     assert keys.press("d") is not None
 
 
+def test_a_picked_pile_offers_f_only_where_it_can_go_home() -> None:
+    """A lone Spider card picked said "or f for a foundation" (only a whole suit goes home in
+    Spider: a new-user trial); St. Helena's top card can go home."""
+    model = model_with("spider", 1)
+    keys = Keys(model)
+    keys.press("1")
+    assert model.status.endswith("Now a target pile.") and "foundation" not in model.status
+    helena = model_with("st-helena", 3)
+    Keys(helena).press("1")
+    assert helena.status.endswith("Now a target pile, or f for a foundation.")
+
+
 def test_nothing_picked_or_half_confirmed_carries_into_the_next_race() -> None:
     """A pile, an x or an r pressed as a race's time ran out acted in the next: pile 12 picked
     in St. Helena crashed the client at the next Spider race's up arrow (IndexError), one x
@@ -712,3 +724,21 @@ async def test_r_on_results_the_room_has_left_gets_you_ready_in_its_lobby() -> N
             await wait_until(pilot, lambda: not app.model.holding)
             await wait_until(pilot, lambda: [m.ready for m in room.members.values()][1])
         await ann.close()
+
+
+async def test_play_on_a_port_in_use_says_so() -> None:
+    """``play --port N`` with N taken said "Could not get into the room: [Errno 98] error while
+    attempting to bind" (a new-user trial): the port is named, and what to do."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        app = RaceApp(Plan(action="play", name="Ann", port=port, settings=Settings()))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.failed is not None)
+        assert app.failed == (
+            f"port {port} is in use on this computer (another server?): give another --port, "
+            "or none for any free one"
+        )

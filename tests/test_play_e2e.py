@@ -21,7 +21,15 @@ from client.cli import main as cli_main
 from client.cli import main as client_main
 from client.net import Connection, Disconnected
 from client.saved_races import races_dir, record_url, save_race
-from protocol.messages import JoinRoom, Kicked, PublicSettings, RaceRecord, Reveal, Settings
+from protocol.messages import (
+    JoinRoom,
+    Kicked,
+    PublicSettings,
+    RaceRecord,
+    Reveal,
+    Settings,
+    Standing,
+)
 
 from .test_client_app import text_of, wait_until
 
@@ -406,3 +414,18 @@ def test_kept_records_are_written_whole_and_the_oldest_go(
         assert cli_main(["races"]) == 0
     listed = out.getvalue()
     assert "\x1b" not in listed and "\\x1b" in listed and "000000000011" not in listed
+    # a player still playing when a timed race ended: "time up", as the results said (it said
+    # "unfinished": a new-user trial); in a race with no time limit, unfinished
+    zed = Standing(
+        rank=1, id=1, name="Zed", status="playing", score=3, score2=None, finish_ms=None,
+        score_ms=0, moves=1, undos=0,
+    )  # fmt: skip
+    timed = settings.model_copy(update={"time_limit": 90, "mode": "score"})
+    for race_id, kept in (("000000000012", timed), ("000000000013", settings)):
+        record = base.model_copy(update={"race_id": race_id, "settings": kept, "standings": [zed]})
+        save_race(record, tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli_main(["races"]) == 0
+    said = [line for line in out.getvalue().splitlines() if "Zed" in line]
+    assert sorted(said) == ["   1. Zed: time up, score 3", "   1. Zed: unfinished, score 3"]
