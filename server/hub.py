@@ -563,8 +563,15 @@ class Hub(Upkeep):
             room = self._room(cmd.code)
             member = room.holder(cmd.token)
             if member is None and room.was_kicked(cmd.token, now):
+                until = room.kept_out(conn.peer, now)
+                # (how long is said, as to a join: a verification trial)
+                left = (
+                    f": you may join it again in {max(1, round((until - now) / 60))} min"
+                    if until is not None
+                    else ""
+                )
                 raise CommandError(
-                    "bad_token", f"the host removed you from room {display_code(room.code)}"
+                    "bad_token", f"the host removed you from room {display_code(room.code)}{left}"
                 )
             if member is None:
                 raise CommandError("bad_token", "that token holds no seat in this room")

@@ -1028,6 +1028,7 @@ def test_someone_removed_by_the_host_cannot_rejoin_at_once() -> None:
     refused = h.cmd(back, Resume(seq=0, code=code, token=mal_j.token))
     assert isinstance(refused, Error) and refused.code == "bad_token"
     assert refused.message.startswith("the host removed you from room")
+    assert refused.message.endswith(": you may join it again in 1 min")  # how long, said
     again = h.cmd(back, JoinRoom(seq=0, code=code, name="Mal"))
     assert isinstance(again, Error) and again.code == "rate_limited"
 
