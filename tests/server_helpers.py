@@ -32,10 +32,14 @@ from protocol.messages import (
     JoinRoom,
     MoveCmd,
     Moved,
+    PublicSettings,
+    RaceRecord,
     RaceStart,
     Ready,
+    Reveal,
     Settings,
     Snapshot,
+    Standing,
     WireMove,
     to_wire,
 )
@@ -458,3 +462,22 @@ class StallProxy:
                     await self._going.wait()
                 writer.write(data)
                 await writer.drain()
+
+
+# -- race records kept on a player's computer -----------------------------------------------------
+
+
+def one_suit_record(race_id: str = "", standings: Sequence[Standing] = ()) -> RaceRecord:
+    """A finished race's record (Spider, 1 suit, deal 1), as a client keeps it."""
+    settings = PublicSettings(
+        game="spider", options={"suits": 1}, numbering="pysolfc", mode="first", time_limit=0,
+        undo="safe", seats=2, private=False, fixed_deal=False, title="Spider (1 suit)",
+    )  # fmt: skip
+    reveal = Reveal(
+        game="spider", options={"suits": 1}, numbering="pysolfc", number=1, salt="00",
+        commitment="c",
+    )  # fmt: skip
+    return RaceRecord(
+        race_id=race_id, room=None, settings=settings, started_at=0.0, ended_at=1.0,
+        reveal=reveal, standings=list(standings), players=[],
+    )  # fmt: skip

@@ -658,16 +658,10 @@ async def test_a_race_raced_in_under_another_seat_is_kept_too() -> None:
     race someone else raced in is not kept."""
     from client.model import LastResults
     from client.saved_races import saved_races
-    from protocol.messages import PublicSettings, RaceRecord, Reveal
+    from protocol.messages import RaceRecord
 
-    settings = PublicSettings(
-        game="spider", options={"suits": 1}, numbering="pysolfc", mode="first", time_limit=0,
-        undo="safe", seats=2, private=False, fixed_deal=False, title="Spider (1 suit)",
-    )  # fmt: skip
-    reveal = Reveal(
-        game="spider", options={"suits": 1}, numbering="pysolfc", number=1, salt="00",
-        commitment="c",
-    )  # fmt: skip
+    from .server_helpers import one_suit_record
+
     cid = Standing(
         rank=1, id=3, name="Cid", status="disconnected", score=24, score2=None,
         finish_ms=13_000, score_ms=9_000, moves=4, undos=0,
@@ -677,10 +671,7 @@ async def test_a_race_raced_in_under_another_seat_is_kept_too() -> None:
         url, remember = "ws://127.0.0.1:1", True
 
         async def race_record(self, race_id: str) -> RaceRecord:
-            return RaceRecord(
-                race_id=race_id, room=None, settings=settings, started_at=0.0, ended_at=1.0,
-                reveal=reveal, standings=[cid], players=[],
-            )  # fmt: skip
+            return one_suit_record(race_id, [cid])
 
     for name, kept in (("Cid", True), ("Dee", False)):
         app = RaceApp(Plan(action="join", name=name, url="ws://127.0.0.1:1", code="ABCD2345"))
@@ -689,7 +680,7 @@ async def test_a_race_raced_in_under_another_seat_is_kept_too() -> None:
         race_id = f"race{name}"
         app.model.last = LastResults(
             race_id=race_id, title="Spider (1 suit)", game="spider", standings=[cid],
-            reveal=reveal, verdict=None, verified=None,
+            reveal=one_suit_record().reveal, verdict=None, verified=None,
         )  # fmt: skip
         app._place_record()
         await asyncio.gather(*app.record_tasks)

@@ -24,13 +24,12 @@ from client.saved_races import races_dir, record_url, save_race
 from protocol.messages import (
     JoinRoom,
     Kicked,
-    PublicSettings,
     RaceRecord,
-    Reveal,
     Settings,
     Standing,
 )
 
+from .server_helpers import one_suit_record
 from .test_client_app import text_of, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -374,18 +373,8 @@ def test_kept_records_are_written_whole_and_the_oldest_go(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("client.saved_races.KEEP", 3)
-    settings = PublicSettings(
-        game="spider", options={"suits": 1}, numbering="pysolfc", mode="first", time_limit=0,
-        undo="safe", seats=2, private=False, fixed_deal=False, title="Spider (1 suit)",
-    )  # fmt: skip
-    reveal = Reveal(
-        game="spider", options={"suits": 1}, numbering="pysolfc", number=1, salt="00",
-        commitment="c",
-    )  # fmt: skip
-    base = RaceRecord(
-        race_id="", room=None, settings=settings, started_at=0.0, ended_at=1.0, reveal=reveal,
-        standings=[], players=[],
-    )  # fmt: skip
+    base = one_suit_record()
+    settings = base.settings
     paths = []
     for i in range(5):
         record = base.model_copy(update={"race_id": f"{i:012d}"})
