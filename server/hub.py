@@ -126,7 +126,7 @@ def _settings_changes(old: Settings, new: Settings) -> str:
     for name in Settings.model_fields:
         before, after = getattr(old, name), getattr(new, name)
         if name == "deal_number":
-            if (before is None) != (after is None) or before != after:
+            if before != after:
                 parts.append(f"deal={'random' if after is None else 'fixed'}")
         elif before != after:
             value = (
