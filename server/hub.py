@@ -396,7 +396,10 @@ class Hub(Upkeep):
             ),
         )
 
-    def _check_settings(self, settings: Settings, players: int) -> GameConfig:
+    def _check_settings(self, settings: Settings, players: int, kept: bool = False) -> GameConfig:
+        """The game ``settings`` make, or a ``bad_settings`` error.  ``kept``: the deal number
+        is the room's own (``keep_deal``), a secret, which no refusal may quote (a host-to-be
+        read it from "xpat2 deal numbers go from 0 to 999999999, not ...": a fairness trial)."""
         for key, value in settings.options.items():
             allowed = OPTIONS.get(settings.game, {}).get(key)
             if allowed and isinstance(allowed[0], int) and not isinstance(value, int):
@@ -408,10 +411,19 @@ class Hub(Upkeep):
                 )
         try:
             config = GameConfig(settings.game, settings.options, settings.numbering)
-            if settings.deal_number is not None:
-                config.check_number(settings.deal_number)
         except ConfigError as exc:
             raise CommandError("bad_settings", str(exc)) from None
+        if settings.deal_number is not None:
+            try:
+                config.check_number(settings.deal_number)
+            except ConfigError as exc:
+                if not kept:
+                    raise CommandError("bad_settings", str(exc)) from None
+                raise CommandError(
+                    "bad_settings",
+                    f"the room's fixed deal is not a deal of {settings.numbering}'s numbering: "
+                    "keep the numbering, or play another deal",
+                ) from None
         if settings.mode == "score" and not settings.time_limit:
             raise CommandError("bad_settings", "mode score needs a time limit")
         if settings.winnable:
@@ -733,7 +745,9 @@ class Hub(Upkeep):
             if settings.deal_number is not None:
                 raise CommandError("bad_settings", "keep_deal keeps the deal: send no deal_number")
             settings = settings.model_copy(update={"deal_number": room.settings.deal_number})
-        config = self._check_settings(settings, len(room.players()))
+            config = self._check_settings(settings, len(room.players()), kept=True)
+        else:
+            config = self._check_settings(settings, len(room.players()))
         if room.state == "countdown":
             self._stop_countdown(room, member, out)
         room.config = config

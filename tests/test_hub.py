@@ -490,6 +490,33 @@ def test_keep_deal_keeps_the_fixed_deal_no_client_can_send_back() -> None:
     assert room.settings.deal_number is None  # without it: a random deal, as documented
 
 
+@pytest.mark.parametrize(
+    ("fixed", "numbering"), [(48210375582910447, "xpat2"), (0, "pysolfc")], ids=["big", "zero"]
+)
+def test_a_kept_deal_that_does_not_fit_is_refused_without_its_number(
+    fixed: int, numbering: str
+) -> None:
+    """A player who became host sent ``keep_deal`` with another numbering, and the refusal
+    quoted the secret number ("xpat2 deal numbers go from 0 to 999999999, not 4821..."): every
+    hidden card before the start (a fairness trial)."""
+    h = Harness()
+    first = "xpat2" if numbering == "pysolfc" else "pysolfc"
+    code, (ann, bob), _ = h.room(Settings(deal_number=fixed, numbering=first), "Ann", "Bob")
+    room = h.hub.rooms[code]
+    assert isinstance(h.cmd(ann, Leave(seq=0)), Ack)
+    assert room.host != 0 and room.settings.deal_number == fixed
+    other = UpdateSettings(seq=0, settings=Settings(numbering=numbering), keep_deal=True)
+    refused = h.cmd(bob, other)
+    assert isinstance(refused, Error) and refused.code == "bad_settings"
+    assert str(fixed) not in refused.message
+    assert "fixed deal" in refused.message
+    assert room.settings.deal_number == fixed and room.settings.numbering == first
+    # a number the host sends is its own, and the refusal may say what is wrong with it
+    too_big = Settings(numbering="xpat2", deal_number=10**10)
+    sent = h.cmd(bob, UpdateSettings(seq=0, settings=too_big))
+    assert isinstance(sent, Error) and str(10**10) in sent.message
+
+
 # -- sequence numbers, rate, bad input, time-outs, drain ------------------------------------------
 
 
