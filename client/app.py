@@ -815,10 +815,11 @@ class RaceApp(App[None]):
                 model.status = "Nobody else is in the room."
                 return
         if kick is not None and key == "k":
-            # ten at a time, numbered 1 to 0; k again for the next ten
+            # ten at a time, numbered 1 to 0; k again for the next ten ("1: Amy, 2: Bob": a
+            # name holds no comma or colon, so "Cat, 1 Troll" cannot pass for two: a text trial)
             self.kick_choice = kick
             names = ", ".join(
-                f"{PILE_KEYS[i]} {safe(m.name)}" + (" (watching)" if m.role != "player" else "")
+                f"{PILE_KEYS[i]}: {safe(m.name)}" + (" (watching)" if m.role != "player" else "")
                 for i, m in enumerate(kick[:10])
             )
             more = f"; k: the next {min(10, len(kick) - 10)}" if len(kick) > 10 else ""

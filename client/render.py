@@ -616,7 +616,12 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
         tag = " (bot)" if p.id in bots else ""
         if len(tag) + 6 > name_w:  # a short line (one a player, a long status): the name first
             tag = ""
-        name = clip(p.name, name_w - 2 - len(tag)) + tag + (" *" if me else "")
+        # you: "(you)", which no name can hold or look like (a star could: "Bob ᕯ" beside
+        # "Bob *", a text trial)
+        mark = " (you)" if me else ""
+        if me and len(tag) + len(mark) + 4 > name_w:
+            tag = ""
+        name = clip(p.name, name_w - max(2, len(mark)) - len(tag)) + tag + mark
         line.append(name, style="bold" if me else "")
         line.pad_right(place_w + name_w - line.cell_len)
         if status:

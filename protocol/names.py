@@ -6,12 +6,16 @@ hostile text it may be:
 - it is NFKC-normalized (fullwidth ``Ａnn`` becomes ``Ann``, mathematical letters plain ones) and
   its runs of white space become one space;
 - it holds at least one letter or digit, no parenthesis or star (the screens' marks:
-  ``Ann (host)``, ``Ann *``),
+  ``Ann (host)``, ``Bob (you)``), no comma, colon or semicolon (what the screens' lists and
+  messages are joined with: ``Cat, 1 Troll`` read as two people in the host's list to remove
+  one from), and it is not ``you`` (how the screens speak of their viewer);
   no control, format, private-use or unassigned
   character, nothing that draws as blank (Hangul fillers, the braille blank, invisible joiners),
   and at most :data:`MAX_MARKS_IN_A_ROW` combining marks on one character;
-- each word's letters are of one script (Japanese and Korean mixes count as one), so that a
-  letter of another that looks like one of them (Cyrillic ``п`` in ``Anп``) cannot pass;
+- each word's letters, and the marks of a script on them, are of one script (Japanese and
+  Korean mixes count as one), so that a letter or mark of another that looks like one of them
+  (Cyrillic ``п`` in ``Anп``, a Thai tone mark on ``Ann``) cannot pass;
+- it holds none of the pictures whose width terminals disagree on (:data:`WIDTH_UNSETTLED`);
 - two names clash when their *skeletons* are equal: the name case-folded, with every character
   replaced by the one it is easily mistaken for, from Unicode's confusables table (UTS #39),
   accents and punctuation dropped, so Cyrillic ``Аnn``, ``Ánn`` and ``Ann.`` clash with ``Ann``
@@ -137,18 +141,33 @@ def normalize(name: str) -> str:
         raise BadName("a name needs at least one letter or digit")
     if any(_marks_a_role(ch) for ch in name):
         raise BadName(
-            "a name holds letters, digits, spaces, - _ . , ' ! ? # @ & : ; % / \" and emoji: "
-            "no brackets, "
-            "stars or other symbols (the screens mark the host, bots and you with them)"
+            "a name holds letters, digits, spaces, - _ . ' ! ? # @ & % / \" and emoji: "
+            "no brackets, stars or other symbols (the screens mark the host, bots and you with "
+            "them), nor , : ; (the screens' lists are written with them)"
         )
+    if any(lo <= ord(ch) <= hi for ch in name for lo, hi in WIDTH_UNSETTLED):
+        raise BadName("a name cannot hold the trigram and digram signs (terminals draw them apart)")
     for word in name.split():
-        scripts = {_script(ch) for ch in word if unicodedata.category(ch)[0] == "L"}
+        scripts = {_script(ch) for ch in unicodedata.normalize("NFD", word) if _lettered(ch)}
         if len(scripts - {"COMMON", "INHERITED"}) > 1:
             raise BadName(
-                "a word of a name holds the letters of one alphabet (a letter of another that "
-                "looks like one of them could pass for someone else's name)"
+                "a word of a name holds the letters of one alphabet, and its marks (a letter or "
+                "mark of another that looks like one of them could pass for someone else's name)"
             )
+    if skeleton(full) in _SPOKEN:
+        raise BadName(f"{full!r} is how the screens speak of their viewer: choose another name")
     return full
+
+
+def _lettered(ch: str) -> bool:
+    """A letter or a combining mark: what has a script of its own in a word."""
+    return unicodedata.category(ch)[0] in "LM"
+
+
+WIDTH_UNSETTLED = ((0x2630, 0x2637), (0x268A, 0x268F))
+"""Pictures that Unicode 16 made wide (two cells): the client's Rich counts two, most terminals
+still draw one, so a name of them pushed the race panel's scores out of their column (a text
+trial)."""
 
 
 _SCRIPT_GROUPS = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HAN": "CJK", "HANGUL": "CJK"}
@@ -161,7 +180,7 @@ def _script(ch: str) -> str:
     return _SCRIPT_GROUPS.get(script, script)
 
 
-PUNCTUATION = frozenset(".,'!?#@&:;%/\"¡¿·")
+PUNCTUATION = frozenset(".'!?#@&%/\"¡¿·")
 """The punctuation a name may hold (Unicode's "other punctuation" holds stars and asterisks:
 ``⁎``, ``⁕``, ``٭``); dashes, connectors (``_``) and CJK punctuation are taken too."""
 
@@ -246,6 +265,24 @@ def skeleton(name: str) -> str:
         if not _is_blank(ch)
         and unicodedata.category(ch)[0] != "P"
         and not any(lo <= ord(ch) <= hi for lo, hi in ACCENTS)
+        and not (_is_generic_mark(ch))
+    )
+
+
+KANA_VOICING = frozenset("\u3099\u309a")
+"""The kana's voicing marks: a script's own (``ダン`` is not ``タン``), though Unicode lists them
+with the marks of every script."""
+
+
+def _is_generic_mark(ch: str) -> bool:
+    """A combining mark of no script of its own (Unicode's "inherited": the accents, a
+    Devanagari stress sign, the CJK tone marks), which draws as a speck on any letter: ``Ann॑``
+    beside an ``Ann`` passed for her (a text trial).  A script's own marks (Indic and Thai vowel
+    signs) tell names apart and stay."""
+    return (
+        unicodedata.category(ch) in ("Mn", "Me")
+        and ch not in KANA_VOICING
+        and _script(ch) == "INHERITED"
     )
 
 
@@ -254,6 +291,11 @@ ACCENTS = ((0x0300, 0x036F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF
 """The combining diacritical marks: accents, which a small font or one without them hides
 (the vowel signs of Indic scripts and Thai, or the kana's voicing marks, are letters' own and
 tell names apart: ``राम`` and ``रमा``, ``ダン`` and ``タン``)."""
+
+
+_SPOKEN = frozenset({"you"})
+"""The skeletons of the words the screens speak of their viewer with ("waiting for you", "Won
+by you"): a player named ``you`` spoke for everyone on everyone else's screen (a text trial)."""
 
 
 def clashes(name: str, others: list[str]) -> str | None:

@@ -43,8 +43,15 @@ class TextFormatter(_Fields):
 
 
 def _show(value: object) -> str:
+    """A field's value as one token of the line: bare when it is plain, else quoted as JSON,
+    non-ASCII letters kept as they are (``player="8:Ann ☕"``: an operator greps for the name as
+    players write it, and it came out as ``\\u2615`` only when it had a space: a text trial),
+    anything that does not print escaped."""
     text = str(value)
-    return json.dumps(text) if (" " in text or not text) else text
+    if text and text.isprintable() and not any(ch in text for ch in ' "='):
+        return text
+    quoted = json.dumps(text, ensure_ascii=False)
+    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in quoted)
 
 
 def setup_logging(fmt: str = "text", level: str = "info") -> None:

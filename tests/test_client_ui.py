@@ -472,7 +472,7 @@ async def test_the_host_removes_someone_from_the_lobby() -> None:
             await eve.request(JoinRoom(seq=0, code=code, name="Eve", spectate=True))
             await wait_until(pilot, lambda: len(app.model.room.members) == 3)  # type: ignore[union-attr]
             await pilot.press("k")
-            assert "Remove whom from the room? 1 Bob, 2 Eve (watching)" in app.model.status
+            assert "Remove whom from the room? 1: Bob, 2: Eve (watching)" in app.model.status
             await pilot.press("x")
             assert app.model.status == "Nobody removed."
             # escape drops the question too: a 1 pressed later removed Bob
@@ -671,9 +671,9 @@ async def test_the_host_can_remove_anyone_past_the_first_ten() -> None:
                 conns.append(c)
             await wait_until(pilot, lambda: len(app.model.room.members) == 13)  # type: ignore[union-attr]
             await pilot.press("k")
-            assert "k: the next 2" in app.model.status and "0 P10" in app.model.status
+            assert "k: the next 2" in app.model.status and "0: P10" in app.model.status
             await pilot.press("k")
-            assert "1 P11, 2 P12" in app.model.status
+            assert "1: P11, 2: P12" in app.model.status
             await pilot.press("2")
             await wait_until(pilot, lambda: len(app.model.room.members) == 12)  # type: ignore[union-attr]
             assert "P12" not in [m.name for m in app.model.room.members]  # type: ignore[union-attr]

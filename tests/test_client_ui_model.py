@@ -215,7 +215,7 @@ def test_the_race_panel_keeps_your_own_line_when_it_cannot_show_everyone() -> No
     ]
     text = render.opponents(model, 29, 12).plain
     lines = text.rstrip("\n").splitlines()
-    assert len(lines) <= 12 and "me *" in text  # the last by score, still shown
+    assert len(lines) <= 12 and "me (you)" in text  # the last by score, still shown
     assert "Bot 2" in text and "Bot 16" not in text  # the leaders first
     assert "+6 more" in text  # those not shown are counted, not dropped silently
     assert "Bot 16" in render.opponents(model, 29).plain  # no height: everyone
@@ -235,7 +235,7 @@ def test_bots_are_marked_in_the_race_panel_and_the_results() -> None:
     assert "Ann (bot)" not in screens.results(model).plain
     model.progress = [progress(1, "Ann"), progress(2, "Bob")]
     panel = render.opponents(model, 29).plain
-    assert "Bob (bot)" in panel and "Ann *" in panel and "Ann (bot)" not in panel
+    assert "Bob (bot)" in panel and "Ann (you)" in panel and "Ann (bot)" not in panel
     # a bot gone (its host quit with it) is still marked one (it lost its tag)
     model.apply(RoomUpdate(room=model.room.model_copy(update={"members": [member(1, "Ann")]})))  # type: ignore[union-attr]
     assert "Bob (bot)" in screens.results(model).plain
@@ -877,7 +877,7 @@ def test_race_panel_is_a_clean_column() -> None:
     assert render.opponents(model, 22).plain.splitlines()[0] == "Race: first to win"
     # places as the results will rank them: the winner first, though "me" scores more
     assert lines[1].startswith("1 A very long n…") and "won" in lines[1]
-    assert lines[4].startswith("2 me *")
+    assert lines[4].startswith("2 me (you)")
     assert lines[7].startswith("3 Cy") and "away" in lines[7]
     assert any("3/8 suits" in line for line in lines)
     assert any("8/8 suits" in line and "█" * 15 in line for line in lines)
@@ -891,7 +891,7 @@ def test_race_panel_is_a_clean_column() -> None:
     model.room = room([member(1, "me")], state="racing", mode="score")
     lines = render.opponents(model, 29).plain.splitlines()
     assert lines[0] == "Race ABCD-2345: best score"
-    assert lines[1].startswith("1 me *") and lines[4].startswith("2 A very long n…")
+    assert lines[1].startswith("1 me (you)") and lines[4].startswith("2 A very long n…")
 
 
 def test_arrows_grow_and_shrink_the_picked_run() -> None:
@@ -1191,7 +1191,7 @@ def test_the_race_panel_uses_the_rows_it_has() -> None:
     assert "more" not in "\n".join(lines)
     for i in range(2, 17):
         assert any(f"Bot {i}" in line and "/8" in line for line in lines), i
-    assert any("me *" in line for line in lines)
+    assert any("me (you)" in line for line in lines)
     two = render.opponents(model, 29, 33).plain  # two lines a player: the bars come back
     assert two.count("█") + two.count("░") > 0 and "moves" not in two
     three = render.opponents(model, 37, 56).plain  # 200x60: three lines a player

@@ -817,6 +817,31 @@ def test_codes_and_names() -> None:
         assert getattr(refused.value, "code", None) == "bad_name"
 
 
+def test_names_that_speak_for_the_viewer_or_split_a_list_are_refused() -> None:
+    """A text trial: a player named ``you`` read as the viewer on everyone's screen ("Won by
+    you", "waiting for you"); ``Cat, 1 Troll`` read as two people in the host's list to remove
+    one from (its ``1`` removed Amy); ``Bob left; you won`` forged a message; a Thai tone mark,
+    a Cyrillic titlo or a CJK tone mark on ``Ann`` passed for her; trigrams, which terminals draw
+    one cell wide and the screens measured as two, pushed the race panel's scores aside."""
+    from protocol.names import BadName, clashes, normalize
+
+    for spoken in ("you", "You", "YOU", " you "):
+        with pytest.raises(BadName, match="speak of their viewer"):
+            normalize(spoken)
+    for listed in ("Cat, 1 Troll", "Bob left; you won", "Server: you won", "Ann，B"):
+        with pytest.raises(BadName, match=", : ;"):
+            normalize(listed)
+    for foreign in ("Ann\u0e47", "Ann\u0483", "Ann\u05bf", "Ann\u17c9", "Bob\u0488"):
+        with pytest.raises(BadName, match="one alphabet"):
+            normalize(foreign)
+    for speck in ("Ann\u302a", "Ann\u0951"):
+        assert clashes(normalize(speck), ["Bob", "Ann"]) == "Ann", speck
+    with pytest.raises(BadName, match="trigram"):
+        normalize("A\u2630\u2630")
+    for fine in ("Youssef", "you 2", "Yuki", "राम", "ราม้", "Nguyễn Văn", "ダン"):
+        assert normalize(fine), fine
+
+
 def test_names_that_pass_for_another_clash_and_emoji_are_names() -> None:
     """Beside an Ann: her name with an accent, a mark, a dot or an apostrophe, or with a letter
     of another alphabet that looks like hers, could pass for her (fairness trial); emoji that
@@ -824,7 +849,7 @@ def test_names_that_pass_for_another_clash_and_emoji_are_names() -> None:
     (they could pass for the screens' marks; new-user trial)."""
     from protocol.names import BadName, clashes, normalize
 
-    for alike in ("Ann\u0345", "Ann·", "Ann.", "Ann,", "Ann'", "Ann\u02bc", "Ánn", "A\u0301nn"):
+    for alike in ("Ann\u0345", "Ann·", "Ann.", "Ann'", "Ann\u02bc", "Ánn", "A\u0301nn"):
         assert clashes(normalize(alike), ["Bob", "Ann"]) == "Ann", alike
     for mixed in ("A\u1952n", "An\u043f", "\u0410nn b"):  # Tai Le NA, Cyrillic pe, A
         with pytest.raises(BadName, match="one alphabet"):

@@ -231,3 +231,22 @@ async def test_a_settings_change_says_what_changed_and_a_removal_who_removed(
     kicked = lines.events("kicked")
     assert kicked[0]["player"] == f"{joined[1].you}:Bob"
     assert kicked[0]["by"] == f"{joined[0].you}:Ann"
+
+
+def test_a_text_log_field_is_one_token_as_written_and_nothing_that_does_not_print() -> None:
+    """Names were quoted with ``\\u2615`` escapes only when they held a space (an operator's grep
+    for ``Ann ☕`` found nothing), and a value without a space was written raw, escapes and all."""
+    import logging
+
+    from server.logs import TextFormatter
+
+    def line(**fields: object) -> str:
+        record = logging.LogRecord("patience_race", logging.INFO, "", 0, "ev", None, None)
+        record.fields = {"event": "ev", **fields}
+        return TextFormatter().format(record)
+
+    assert line(player="8:Ann ☕").endswith('player="8:Ann ☕"')
+    assert line(player="2:中文").endswith("player=2:中文")
+    assert line(reason="a\x1b[2Jb").endswith('reason="a\\u001b[2Jb"')
+    assert line(reason="x=y\u2028").endswith('reason="x=y\\u2028"')
+    assert "\x1b" not in line(reason="\x1b]52;c;Zm9v\x07")
