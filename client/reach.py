@@ -68,6 +68,15 @@ def unreachable(url: str, exc: BaseException) -> str:
             f"{exc.response.status_code}: the server behind it is down or restarting.\n"
             "Try again in a moment; if it stays so, tell whoever runs it."
         )
+    if isinstance(exc, InvalidStatus) and exc.response.status_code != 400:
+        # it is running and refused this client (403: an --origins setting or a proxy's rule;
+        # the advice was to run a server: an operator trial)
+        response = exc.response
+        return (
+            f"patience-race: the server at {clean(url)} refused the connection (HTTP "
+            f"{response.status_code} {clean(response.reason_phrase)}).\n"
+            "It is running, but turned this client away: tell whoever runs it."
+        )
     if isinstance(exc, ConnectionRefusedError):
         why = "nothing is listening there"
     elif isinstance(exc, TimeoutError):

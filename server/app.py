@@ -95,7 +95,12 @@ class RaceServer:
         if store is not None:
             # the server commits, in groups, before it acknowledges anything written (_flush)
             store.group_commit = True
-        self.origins = [Origin(o) for o in origins] if origins else None
+        # the browsers' origins allowed, and no Origin at all: the terminal client sends none
+        # (every one was refused with 403 when --origins was set: an operator trial), and a
+        # program other than a browser could send any it likes, so refusing it guards nothing
+        self.origins: list[Origin | None] | None = (
+            [*(Origin(o) for o in origins), None] if origins else None
+        )
         self.trusted = [
             ipaddress.ip_network(p.strip(), strict=False) for p in trusted_proxies if p.strip()
         ]

@@ -144,6 +144,13 @@ def _networks(text: str) -> str | None:
             if network.prefixlen == 0:
                 # every client's X-Forwarded-For believed: any address it likes, every budget
                 return f"{net.strip()} is every address: name the proxy's own"
+            if network.prefixlen < (8 if network.version == 4 else 7):
+                # (0.0.0.0/1,128.0.0.0/1 is every address too: an operator trial; the widest
+                # private networks, 10.0.0.0/8 and fc00::/7, are as wide as a proxy's can be)
+                return (
+                    f"{net.strip()} is too wide a network for proxies (wider than /8 for IPv4, "
+                    "/7 for IPv6): name the proxy's own"
+                )
     return None
 
 
@@ -415,6 +422,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="list the latest N races (50) in the database, a JSON object a line, and exit",
     )
+    p.add_argument(
+        "--forget-rooms",
+        action="store_true",
+        help="end every live room and unfinished race kept in the database (after restoring a "
+        "backup made during a race), and exit",
+    )
     return p
 
 
@@ -506,6 +519,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return 0
         finally:
             store.close()
+    if args.forget_rooms:
+        return forget_rooms(args.db)
     setup_logging(args.log_format, args.log_level)
     raise_open_file_limit()
     limits = Limits(
@@ -564,6 +579,44 @@ def _main(argv: Sequence[str] | None) -> int:
     finally:
         if lock is not None:
             os.close(lock)
+
+
+def forget_rooms(db: str) -> int:
+    """``--forget-rooms``: end the live rooms kept in ``db`` and mark their races ``lost``, so
+    that a server started on it brings none back.  A backup restored after a race it holds had
+    ended would bring that race back under way, its deal revealed to everyone since (an
+    operator trial).  Refused while a server holds the file."""
+    import time
+
+    from .durable import LiveRooms
+
+    if db == ":memory:" or not os.path.isfile(db):
+        print(f"patience-race-server: no such database: {db}", file=sys.stderr)
+        return 2
+    lock: int | None = None
+    try:
+        lock = lock_database(db)
+        store = Store(db)
+    except StoreError as exc:
+        if lock is not None:
+            os.close(lock)
+        print(f"patience-race-server: {exc}", file=sys.stderr)
+        return 2
+    try:
+        live = LiveRooms(store)
+        codes = [code for code, _ in live.docs()]
+        for code in codes:
+            live.forget(code)
+        lost = store.end_unfinished(set(), time.time())
+        store.commit()
+    finally:
+        store.close()
+        os.close(lock)
+    print(
+        f"patience-race-server: {db}: {len(codes)} live room(s) forgotten, "
+        f"{lost} unfinished race(s) ended as lost"
+    )
+    return 0
 
 
 def _run(

@@ -165,6 +165,29 @@ def lock_database(path: str | Path) -> int:
     return fd
 
 
+def _unwritable(path: str) -> str:
+    """What keeps the server's user from writing the database at ``path`` and its -wal and -shm
+    files, and the command that mends it (a file of its own with mode 444 was told to change
+    its owner, and the -shm file the failed start left read-only kept it failing after a
+    chmod: an operator trial)."""
+    parent = Path(path).parent
+    files = [Path(path), Path(f"{path}-wal"), Path(f"{path}-shm")]
+    others = [f for f in files if f.exists() and f.stat().st_uid != os.geteuid()]
+    if others:
+        return (
+            f"{', '.join(map(str, others))} belong(s) to another user: the server's user must "
+            f"own them (a file restored as root takes its owner from the directory with "
+            f"`chown --reference={parent} {path}*`)"
+        )
+    locked = [f for f in files if f.exists() and not os.access(f, os.W_OK)]
+    if locked:
+        return f"the mode of {', '.join(map(str, locked))} lets nobody write: `chmod 600 {path}*`"
+    return (
+        f"the server's user must own it and its -wal and -shm files, and be able to write "
+        f"{parent}, where they go (`chown --reference={parent} {path}*`)"
+    )
+
+
 class Store:
     def __init__(
         self,
@@ -206,13 +229,8 @@ class Store:
         except sqlite3.DatabaseError as exc:
             self.db.close()
             if "readonly" in str(exc) or "read-only" in str(exc):
-                parent = Path(self.path).parent
-                raise StoreError(
-                    f"{self.path} cannot be written ({exc}): the server's user must own it, its "
-                    f"-wal and -shm files and be able to write {parent}; a file restored as "
-                    f"root takes its owner from the directory with `chown --reference={parent} "
-                    f"{self.path}`"
-                ) from None
+                why = _unwritable(self.path)
+                raise StoreError(f"{self.path} cannot be written ({exc}): {why}") from None
             raise StoreError(
                 f"{self.path} is not a database this server can read ({exc}): it may be "
                 "damaged or truncated; restore a backup, or move it aside to start a new one"

@@ -640,3 +640,17 @@ def test_a_plain_connection_to_a_tls_port_suggests_wss() -> None:
     said = unreachable("ws://race.example.org:8443", refused)
     assert "use --server wss://race.example.org:8443" in said
     assert "patience-race-server" not in said
+
+
+def test_a_server_that_refuses_the_client_is_not_said_to_be_down() -> None:
+    """A server with ``--origins`` answered 403, said "cannot reach the race server ... Run one
+    with patience-race-server" (an operator trial)."""
+    from websockets.datastructures import Headers
+    from websockets.exceptions import InvalidStatus
+    from websockets.http11 import Response
+
+    from client.reach import unreachable
+
+    said = unreachable("ws://127.0.0.1:16810", InvalidStatus(Response(403, "Forbidden", Headers())))
+    assert "refused the connection (HTTP 403 Forbidden)" in said and "It is running" in said
+    assert "patience-race-server" not in said and "cannot reach" not in said

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sqlite3
 import sys
@@ -793,3 +794,42 @@ async def test_a_seat_released_after_a_restart_is_out_from_when_its_player_went(
         assert bob.finish_ms == went  # when he went, not the restart nor the grace after
         await ann.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
         await ann.wait_for(RaceOver)
+
+
+async def test_forget_rooms_ends_the_races_a_restored_backup_would_bring_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A backup made during a race, restored after that race ended (its deal revealed), brought
+    the race back under way, its cards known to everyone (an operator trial).
+    ``--forget-rooms`` ends what the file keeps live: the next server starts with no room, and
+    the race is ended ``lost``; it is refused while a server holds the file."""
+    from server.cli import main
+    from server.store import lock_database
+
+    db = tmp_path / "races.sqlite3"
+    async with server_on(db) as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        starts = await start_race(conns)
+        await move(conns[0], "deal")
+        await close_all(conns)
+        held = lock_database(db)  # as patience-race-server holds it
+        try:
+            assert main(["--db", str(db), "--forget-rooms"]) == 2  # in use: refused
+        finally:
+            os.close(held)
+        assert "in use by another server" in capsys.readouterr().err
+    assert main(["--db", str(db), "--forget-rooms"]) == 0
+    said = capsys.readouterr().out
+    assert "1 live room(s) forgotten, 1 unfinished race(s) ended as lost" in said
+    async with server_on(db) as again:
+        assert code not in again.hub.rooms and not again.hub.rooms
+    store = Store(db)
+    try:
+        row = store.db.execute(
+            "SELECT end_reason FROM races WHERE id = ?", (starts[0].race_id,)
+        ).fetchone()
+        assert row == ("lost",)
+    finally:
+        store.close()
+    assert main(["--db", str(tmp_path / "typo.sqlite3"), "--forget-rooms"]) == 2
+    assert not (tmp_path / "typo.sqlite3").exists()

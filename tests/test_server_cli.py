@@ -112,6 +112,10 @@ def test_schema_prints_both_directions(capsys: pytest.CaptureFixture[str]) -> No
 def test_bad_trusted_proxies_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--trusted-proxies", "not-a-network", "--db", ":memory:"]) == 2
     assert "trusted-proxies" in capsys.readouterr().err
+    # every address in two halves (it started: an operator trial), or most of them
+    for wide in ("0.0.0.0/1,128.0.0.0/1", "10.0.0.0/7", "::/1", "fc00::/6"):
+        assert main(["--trusted-proxies", wide, "--db", ":memory:"]) == 2, wide
+        assert "too wide" in capsys.readouterr().err
 
 
 def test_progress_interval_flag_and_its_bounds(

@@ -126,6 +126,32 @@ def test_a_database_it_cannot_write_is_said_before_anything_starts(
     Store(db).close()  # writable again: opens
 
 
+def test_what_keeps_a_database_from_being_written_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file of the server's own user with mode 444 was told to change owner, and the -shm file
+    its failed start left read-only kept it failing after a ``chmod`` (an operator trial): the
+    file that stops it is named, and the command that mends it."""
+    from server.store import _unwritable
+
+    db = tmp_path / "races.sqlite3"
+    a_database_with_races(db, 1)
+    shm = tmp_path / "races.sqlite3-shm"
+    shm.write_bytes(b"")
+    real_access = os.access
+    monkeypatch.setattr(
+        "server.store.os.access", lambda f, mode: real_access(f, mode) and Path(f) != shm
+    )
+    said = _unwritable(str(db))
+    assert f"the mode of {shm} lets nobody write" in said and f"chmod 600 {db}*" in said
+    monkeypatch.undo()
+    if os.geteuid() == 0:  # (only root can give a file to another user)
+        os.chown(shm, 61999, 61999)
+        said = _unwritable(str(db))
+        assert f"{shm} belong(s) to another user" in said
+        assert f"chown --reference={tmp_path} {db}*" in said
+
+
 def test_a_database_from_before_versions_is_adopted_and_extended(tmp_path: Path) -> None:
     path = tmp_path / "races.sqlite3"
     db = sqlite3.connect(path)
