@@ -58,6 +58,7 @@ def room_changes(
     released: set[int] | frozenset[int] = frozenset(),
     removed: set[int] | frozenset[int] = frozenset(),
     grace_s: float | None = None,
+    removed_by_host: set[int] | frozenset[int] = frozenset(),
 ) -> list[str]:
     """What happened between two room updates, for people: joins, leaves, comings and goings
     (``released``: the racers whose seat in the race was released, who come back to watch)."""
@@ -116,7 +117,12 @@ def room_changes(
             out.insert(0, f"{host_name} is the host now")
     for mid, m in before.items():
         if mid not in after and mid != you and mid not in told:
-            out.append(f"You removed {safe(m.name)} from the room" if mid in removed else _gone(m))
+            if mid in removed:
+                out.append(f"You removed {safe(m.name)} from the room")
+            elif mid in removed_by_host:
+                out.append(f"The host removed {safe(m.name)} from the room")
+            else:
+                out.append(_gone(m))
     if old.state == "countdown" and new.state == "lobby":
         stopped = [m for mid, m in after.items() if not m.ready and before.get(mid, m).ready]
         if new.settings != old.settings:

@@ -26,7 +26,7 @@ from pydantic import (
 from .moves import Kind, Move
 from .view import BoardView, CardName
 
-PROTOCOL_VERSION = "1.2"
+PROTOCOL_VERSION = "1.3"
 """``major.minor``: a client of another major version is refused; minors only add optional fields."""
 
 Seq = Annotated[int, Field(ge=0, le=2**53)]
@@ -543,6 +543,14 @@ class Kicked(Event):
     message: str
 
 
+class MemberRemoved(Event):
+    """The host removed member ``id`` (1.3): to everyone else in the room, before the room
+    update that no longer holds them, so that it is said as a removal, not as a leave."""
+
+    type: Literal["member_removed"] = "member_removed"
+    id: int
+
+
 class Notice(Event):
     """The server is going away: come back (resume) after ``retry_ms``."""
 
@@ -595,6 +603,7 @@ ServerMessage = Annotated[
     | Snapshot
     | RaceRecordMsg
     | Kicked
+    | MemberRemoved
     | Notice
     | Redirect,
     Field(discriminator="type"),

@@ -42,6 +42,7 @@ from protocol.messages import (
     Kicked,
     Leave,
     ListRooms,
+    MemberRemoved,
     MoveCmd,
     RaceRecord,
     Ready,
@@ -798,6 +799,12 @@ class Hub(Upkeep):
         room.kicked[target.token_hash] = now + self.limits.kicked_out_s
         while len(room.kicked) > MAX_KEPT_OUT:
             room.kicked.popitem(last=False)
+        # everyone else is told it was the host (they read "Cat left", or, of one away,
+        # "did not come back in time": a race-night trial)
+        told = MemberRemoved(id=target.id)
+        for m in room.members.values():
+            if m.conn is not None and m is not member and m is not target:
+                out.send(m.conn, told)
         self._remove_member(room, target, "kicked", now, out, by=member)
 
     def _get_race(self, conn: Conn, cmd: GetRace, now: float, out: Outbox) -> None:

@@ -12,9 +12,11 @@ from protocol.messages import (
     CreateRoom,
     Joined,
     JoinRoom,
+    MemberRemoved,
     MoveCmd,
     Ready,
     Rematch,
+    RoomUpdate,
     Settings,
     Start,
     WireMove,
@@ -485,6 +487,12 @@ async def test_the_host_removes_someone_from_the_lobby() -> None:
             await wait_until(pilot, lambda: len(app.model.room.members) == 2)  # type: ignore[union-attr]
             assert [m.name for m in app.model.room.members] == ["Ann", "Eve"]  # type: ignore[union-attr]
             await wait_until(pilot, lambda: "You removed Bob" in app.model.status)
+            # everyone else is told it was the host, before the room without Bob (it read
+            # "Bob left", or of one away "did not come back in time": a race-night trial)
+            told = await eve.wait_for(MemberRemoved)
+            assert told.id == 2
+            after = await eve.wait_for(RoomUpdate)
+            assert [m.name for m in after.room.members] == ["Ann", "Eve"]
             await bob.close()
             await eve.close()
 

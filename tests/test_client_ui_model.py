@@ -1594,3 +1594,21 @@ def test_a_seat_released_in_one_race_is_not_taken_as_released_in_the_next() -> N
     model.seat_released = True
     model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64), now=1.0)
     assert not model.seat_released
+
+
+def test_one_the_host_removed_is_said_so_to_everyone() -> None:
+    """Others read "Cy left" of one the host removed, and of one away "did not come back in
+    time: their seat was released" (a race-night trial): ``member_removed`` comes first."""
+    from protocol.messages import MemberRemoved
+
+    model = RaceModel(name="Bob", you=2, phase="lobby")
+    model.apply(RoomUpdate(room=room([member(1, "Ann"), member(2, "Bob"), member(3, "Cy")])))
+    model.apply(MemberRemoved(id=3))
+    model.apply(RoomUpdate(room=room([member(1, "Ann"), member(2, "Bob")])))
+    assert "The host removed Cy from the room" in model.status
+    away = [member(1, "Ann"), member(2, "Bob"), member(4, "Di", connected=False)]
+    model.apply(RoomUpdate(room=room(away)))
+    model.apply(MemberRemoved(id=4))
+    model.apply(RoomUpdate(room=room([member(1, "Ann"), member(2, "Bob")])))
+    assert "The host removed Di from the room" in model.status
+    assert "did not come back" not in model.status
