@@ -509,9 +509,14 @@ class RaceApp(App[None]):
                     f"Leave the room? Press q again (you give up your seat{host}{bots}; "
                     "join again to come back, as a new player)."
                 )
-            elif self.bots:
+            elif self.bots and self.session is not None and not self.session.seat_problem:
+                # (how long, and how to come back, as without bots; and that the bots do not
+                # come back with you: a race-night trial)
+                back = f"{self.join_hint} takes it back" if self.join_hint else "join again"
+                kept = kept_for(self.model.grace_s)
                 self.model.status = (
-                    "Quit? Press q again (your bots leave with you; your seat is kept a while)."
+                    f"Quit? Press q again (your bots leave the race for good; your seat is kept "
+                    f"{kept}: {back})."
                 )
             elif self.model.role == "spectator":
                 self.model.status = "Quit? Press q again (you stop watching)."
@@ -882,7 +887,8 @@ class RaceApp(App[None]):
                 )
             else:
                 kept = kept_for(self.model.grace_s)
-                self.farewell = f"Your seat is kept {kept}. To take it back:\n  {hint}"
+                gone = " (your bots left the race: they run in this program)" if self.bots else ""
+                self.farewell = f"Your seat is kept {kept}{gone}. To take it back:\n  {hint}"
         if self.record_tasks:  # a record being fetched to keep: it is a moment's work
             await asyncio.wait(self.record_tasks, timeout=3)
         if session is not None:

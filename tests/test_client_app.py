@@ -733,3 +733,37 @@ async def test_play_on_a_port_in_use_says_so() -> None:
             f"port {port} is in use on this computer (another server?): give another --port, "
             "or none for any free one"
         )
+
+
+async def test_quitting_a_race_with_bots_says_they_leave_and_how_to_come_back() -> None:
+    """A host with ``--bots`` quit mid-race: the bots left for good (they run in the host's
+    program), and neither the prompt nor the farewell said so plainly (a race-night trial)."""
+    async with running_server() as server:
+        plan = Plan(
+            action="host",
+            name="Ann",
+            url=server.url,
+            settings=Settings(game="spider", options={"suits": 1}),
+            bots=1,
+            bot_think=5.0,
+        )
+        app = RaceApp(plan)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(
+                pilot,
+                lambda: app.model.room is not None and len(app.model.room.members) == 2,
+                timeout=10,
+            )
+            await pilot.press("s")
+            await wait_until(pilot, lambda: app.model.phase == "racing", timeout=10)
+            hint = join_command(app.model.room.code, server.url)  # type: ignore[union-attr]
+            await pilot.press("q")
+            kept = kept_for(app.model.grace_s)
+            assert (
+                f"your bots leave the race for good; your seat is kept {kept}: {hint} takes it back"
+                in app.model.status
+            )
+            await pilot.press("q")
+            assert app.farewell is not None
+            assert app.farewell.startswith(f"Your seat is kept {kept} (your bots left the race")
+            assert hint in app.farewell
