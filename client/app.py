@@ -783,6 +783,14 @@ class RaceApp(App[None]):
             # stops it now (r said "You stopped the countdown": a trial)
             model.status = "The race should have started: waiting for the server..."
             return
+        if key == "n" and model.phase == "lobby":
+            # the results' "next race" key, pressed again once there: ready, never not ready
+            # (one who asked for the rematch, unready by the host's change of settings, pressed
+            # n with the others and stayed waiting: a race-night trial)
+            model.status = "You are ready (r: not ready)."
+            if not (me and me.ready):
+                await session.ready(True)
+            return
         if key == "r":
             # in the countdown: not ready after all, which stops it
             ready = model.phase == "lobby" and not (me and me.ready)

@@ -712,3 +712,29 @@ async def test_seat_keys_pressed_quickly_each_count() -> None:
             await pilot.press("-")
             await wait_until(pilot, lambda: "2 seats is the fewest" in status_of(app))
             assert seats() == 2
+
+
+async def test_n_in_the_lobby_makes_you_ready_and_never_unready() -> None:
+    """The results' n, pressed again in the lobby (unready there by the host's change of
+    settings), did nothing: the player stayed waiting while the others were ready (a race-night
+    trial)."""
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            code = app.model.room.code  # type: ignore[union-attr]
+            bob = Connection(server.url)
+            await bob.open()
+            await bob.request(JoinRoom(seq=0, code=code, name="Bob"))
+
+            def ann_ready() -> bool:
+                me = app.model.me_member()
+                return me is not None and me.ready
+
+            await wait_until(pilot, lambda: len(app.model.room.members) == 2)  # type: ignore[union-attr]
+            await pilot.press("n")
+            await wait_until(pilot, ann_ready)
+            await pilot.press("n")
+            await pilot.pause(0.3)
+            assert ann_ready() and app.model.status == "You are ready (r: not ready)."
+            await bob.close()
