@@ -319,6 +319,7 @@ class Session:
         whether a move left without an answer was made."""
         self._seq_from(snap.next_seq)
         self.model.back_status = ""  # (a window of an earlier return is over)
+        told = self.model.seat_released  # (the release already said in this terminal)
         self.model.apply(snap)
         unsettled, self.unsettled = self.unsettled, None
         state = self.model.state
@@ -354,8 +355,15 @@ class Session:
         dropped, self.typed_dropped = self.typed_dropped, 0
         if dropped:
             note += f" {plural(dropped, 'key')} typed after it {'was' if dropped == 1 else 'were'} not sent."
-        if snap.role == "player" and me is not None and me.status == "disconnected":
+        released = snap.role == "player" and me is not None and me.status == "disconnected"
+        if released and not told:
             self.model.status = RELEASED
+        elif released:
+            # said once: back again after a restart in the results, it was said again as news,
+            # or "your seat is back" (a race-night trial)
+            racing = snap.room.state == "racing"
+            said = "Reconnected: you watch this race out." if racing else "Reconnected."
+            self.model.back_together(said, time.monotonic())
         elif snap.role == "player" and me is None and self.model.phase == "racing":
             # away when the others started this race (their rematch went on without you)
             self.model.status = SAT_OUT

@@ -338,6 +338,16 @@ async def test_a_session_resuming_a_released_seat_says_so_and_rejoins_after_the_
         ann = await _session_as(server.url, "Ann", code)
         assert ann.model.status == RELEASED  # not "welcome back"
         assert ann.model.my_progress().status == "disconnected"  # type: ignore[union-attr]
+        # back again in the same terminal (a server restart): said once, not again as news
+        token = ann.model.token
+        assert token is not None
+        again = Connection(server.url)
+        await again.open()
+        snap = await again.request(Resume(seq=0, code=code, token=token))
+        assert isinstance(snap, Snapshot)
+        ann._resumed(snap, "Reconnected: your seat is back.")
+        assert ann.model.status.startswith("Reconnected: you watch this race out.")
+        await again.close()
         await ann.close()
 
         await move(bob, "resign")
