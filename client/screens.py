@@ -92,6 +92,10 @@ def _header(
             t.append(f"  {home} {'on' if auto_home else 'off'}", style=DIM)
     if model.role == "spectator":
         t.append("  watching", style="magenta")
+    elif model.seat_released and model.phase == "racing" and not model.holding:
+        # out of the race, the board left as it was: said where the clock is (it looked live
+        # and ticking: a race-night trial)
+        t.append("  watching: seat released", style="magenta")
     return t
 
 

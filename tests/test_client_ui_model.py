@@ -1612,3 +1612,15 @@ def test_one_the_host_removed_is_said_so_to_everyone() -> None:
     model.apply(RoomUpdate(room=room([member(1, "Ann"), member(2, "Bob")])))
     assert "The host removed Di from the room" in model.status
     assert "did not come back" not in model.status
+
+
+def test_a_released_seat_is_said_in_the_header() -> None:
+    """Back after the grace, the board and a ticking clock looked like a live race, and the
+    header never said "watching" (a race-night trial)."""
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    model.state = new_game(GameConfig("spider", {"suits": 1}), 1)
+    model.room = room([member(1, "Ann")], state="racing")
+    model.started = 0
+    assert "watching" not in screens.header(model, True, 10.0, 120).plain
+    model.seat_released = True
+    assert screens.header(model, True, 10.0, 120).plain.endswith("watching: seat released")
