@@ -77,6 +77,9 @@ def room_changes(
             else:
                 out.append(f"{name} joined" + (" to watch" if m.role == "spectator" else ""))
             continue
+        if was.role == "spectator" and m.role == "player":
+            # (others still read "root joined to watch": a race-night trial)
+            out.append(f"{name} takes a seat to race")
         if was.connected and not m.connected:
             # a dropped line and a quit during a race look alike to the server: both keep the
             # seat for a while, so the message says only what is known

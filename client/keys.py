@@ -302,7 +302,7 @@ def host_settings(
         limit = s.time_limit or (600 if mode == "score" else 0)
         return current.model_copy(update={"mode": mode, "time_limit": limit})
     if key == "t":
-        choices = [0, 180, 300, 600, 900, 1800]
+        choices = [0, 60, 180, 300, 600, 900, 1800]  # (1 min: only from the command line: a trial)
         if s.mode == "score":
             choices = choices[1:]
         nxt = (

@@ -143,6 +143,8 @@ def replay_race(path: Path | str, data: dict[str, object]) -> int:
             problems += 1
         rank = f"#{st.rank} " if st else ""
         word: str = st.status if st else ""
+        if word == "disconnected":
+            word = "dropped"  # (as the results and `races` say it: a race-night trial)
         if word in ("playing", "waiting"):  # as the results said it: the race ended first
             ran = (race.ended_at or race.started_at) - race.started_at
             word = "time up" if se.time_limit and ran >= se.time_limit - 0.5 else "unfinished"

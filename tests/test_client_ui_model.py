@@ -1624,3 +1624,26 @@ def test_a_released_seat_is_said_in_the_header() -> None:
     assert "watching" not in screens.header(model, True, 10.0, 120).plain
     model.seat_released = True
     assert screens.header(model, True, 10.0, 120).plain.endswith("watching: seat released")
+
+
+def test_t_in_the_lobby_offers_a_one_minute_race() -> None:
+    """A one-minute score race could only be asked for from the command line (a trial)."""
+    from client.keys import host_settings
+
+    lobby = room([member(1, "Ann")])
+    limits = []
+    settings = None
+    for _ in range(7):
+        new = host_settings(lobby, "t", {}, settings)
+        assert isinstance(new, Settings)
+        settings = new
+        limits.append(new.time_limit)
+    assert limits == [60, 180, 300, 600, 900, 1800, 0]
+
+
+def test_a_watcher_taking_a_seat_is_said() -> None:
+    """Others still read "Cy joined to watch" once Cy had taken a seat (a race-night trial)."""
+    model = RaceModel(name="Ann", you=1, phase="lobby")
+    model.apply(RoomUpdate(room=room([member(1, "Ann"), member(3, "Cy", role="spectator")])))
+    model.apply(RoomUpdate(room=room([member(1, "Ann"), member(3, "Cy", ready=True)])))
+    assert "Cy takes a seat to race" in model.status
