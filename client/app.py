@@ -509,6 +509,13 @@ class RaceApp(App[None]):
                     f"Leave the room? Press q again (you give up your seat{host}{bots}; "
                     "join again to come back, as a new player)."
                 )
+            elif self.model.seat_released and self.model.phase == "racing":
+                # no seat is kept: it was released (it said "your seat is kept 60 s" beside
+                # the header's "watching": a review)
+                bots = "; your bots leave the race for good" if self.bots else ""
+                self.model.status = (
+                    f"Quit? Press q again (your seat in this race was released{bots})."
+                )
             elif self.bots and self.session is not None and not self.session.seat_problem:
                 # (how long, and how to come back, as without bots; and that the bots do not
                 # come back with you: a race-night trial)
@@ -783,6 +790,10 @@ class RaceApp(App[None]):
             # stops it now (r said "You stopped the countdown": a trial)
             model.status = "The race should have started: waiting for the server..."
             return
+        if key in ("n", "r"):
+            # "remove whom?" is answered by a number: any other key is "nobody" (r and n,
+            # handled here before it, left it armed, and a later 1 removed Amy: a review)
+            self.kick_choice = None
         if key == "n" and model.phase == "lobby":
             # the results' "next race" key, pressed again once there: ready, never not ready
             # (one who asked for the rematch, unready by the host's change of settings, pressed
@@ -883,6 +894,7 @@ class RaceApp(App[None]):
             and self.join_hint
             and self.model.role == "player"
             and self.model.phase in ("countdown", "racing")
+            and not self.model.seat_released
         ):
             # the seat stays for a while, and the way back is a code the screen no longer shows
             # (the hint holds the server's room code: one line, escaped, whatever it sent)

@@ -72,10 +72,17 @@ def unreachable(url: str, exc: BaseException) -> str:
         # it is running and refused this client (403: an --origins setting or a proxy's rule;
         # the advice was to run a server: an operator trial)
         response = exc.response
+        said = f"{response.status_code} {clean(response.reason_phrase)}".strip()
+        if response.status_code == 429:
+            then = "It is running, and busy with this address: try again in a minute."
+        elif response.status_code == 404:
+            # (a path nginx routes nowhere: a cluster node removed, a URL mistyped)
+            then = "Nothing answers at that address's path: check the URL (--server)."
+        else:
+            then = "It is running, but turned this client away: tell whoever runs it."
         return (
-            f"patience-race: the server at {clean(url)} refused the connection (HTTP "
-            f"{response.status_code} {clean(response.reason_phrase)}).\n"
-            "It is running, but turned this client away: tell whoever runs it."
+            f"patience-race: the server at {clean(url)} refused the connection (HTTP {said}).\n"
+            + then
         )
     if isinstance(exc, ConnectionRefusedError):
         why = "nothing is listening there"

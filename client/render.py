@@ -621,7 +621,12 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
         mark = " (you)" if me else ""
         if me and len(tag) + len(mark) + 4 > name_w:
             tag = ""
-        name = clip(p.name, name_w - max(2, len(mark)) - len(tag)) + tag + mark
+        if me and len(mark) + 3 > name_w:
+            # too narrow for a name and the mark (one line a player, a long status): "(you)"
+            # alone, which says as much (the mark pushed the score off the line: a review)
+            name = clip("(you)", name_w)
+        else:
+            name = clip(p.name, name_w - max(2, len(mark)) - len(tag)) + tag + mark
         line.append(name, style="bold" if me else "")
         line.pad_right(place_w + name_w - line.cell_len)
         if status:

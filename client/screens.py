@@ -94,8 +94,8 @@ def _header(
         t.append("  watching", style="magenta")
     elif model.seat_released and model.phase == "racing" and not model.holding:
         # out of the race, the board left as it was: said where the clock is (it looked live
-        # and ticking: a race-night trial)
-        t.append("  watching: seat released", style="magenta")
+        # and ticking: a race-night trial); one word, which fits at 80 columns (a review)
+        t.append("  watching", style="magenta")
     return t
 
 

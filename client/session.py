@@ -319,7 +319,8 @@ class Session:
         whether a move left without an answer was made."""
         self._seq_from(snap.next_seq)
         self.model.back_status = ""  # (a window of an earlier return is over)
-        told = self.model.seat_released  # (the release already said in this terminal)
+        # the release already said in this terminal, of this race (not of the one before it)
+        told = self.model.seat_released and self.model.race_id == snap.room.race_id
         self.model.apply(snap)
         unsettled, self.unsettled = self.unsettled, None
         state = self.model.state

@@ -43,7 +43,7 @@ MAX_MARKS = 8
 
 RESERVED = frozenset("()*")
 """What the screens put after a name to say who someone is (``Ann (host)``, ``Bot (bot)``,
-``Bob (away)``, ``Ann *`` for you in the race panel): a name holding them could pass for another
+``Bob (away)``, ``Ann (you)`` in the race panel): a name holding them could pass for another
 player with a role (checked after NFKC, so fullwidth and superscript forms count too, and with
 every bracket, star and look-alike of them: :func:`_marks_a_role`)."""
 
@@ -139,7 +139,7 @@ def normalize(name: str) -> str:
             in_a_row = 0
     if not any(unicodedata.category(ch)[0] in "LN" for ch in name):
         raise BadName("a name needs at least one letter or digit")
-    if any(_marks_a_role(ch) for ch in name):
+    if any(_marks_a_role(ch) or _separates(ch) for ch in name):
         raise BadName(
             "a name holds letters, digits, spaces, - _ . ' ! ? # @ & % / \" and emoji: "
             "no brackets, stars or other symbols (the screens mark the host, bots and you with "
@@ -157,6 +157,20 @@ def normalize(name: str) -> str:
     if skeleton(full) in _SPOKEN:
         raise BadName(f"{full!r} is how the screens speak of their viewer: choose another name")
     return full
+
+
+SEPARATORS = frozenset(",:;\u3001")
+"""What the screens' lists and messages are joined with (and the ideographic comma)."""
+
+
+def _separates(ch: str) -> bool:
+    """``ch`` is, or could pass for, a separator of the screens' lists: the Lisu tone letters
+    and the modifier letter colons look like ``,`` and ``:`` (``ꓚꓮꓔꓹ 1ꓽ ꓔꓣꓳꓡꓡ`` read as two in
+    the host's list to remove one from: a review).  Not the Indic visarga, a vowel sign that
+    the confusables' table maps to ``:`` (``दुःख``)."""
+    if ch in SEPARATORS:
+        return True
+    return _prototypes().get(ch, ch) in SEPARATORS and unicodedata.category(ch) != "Mc"
 
 
 def _lettered(ch: str) -> bool:

@@ -135,6 +135,7 @@ def _one_of(*choices: str) -> Check:
 
 
 def _networks(text: str) -> str | None:
+    networks = []
     for net in text.split(","):
         if net.strip():
             try:
@@ -151,7 +152,25 @@ def _networks(text: str) -> str | None:
                     f"{net.strip()} is too wide a network for proxies (wider than /8 for IPv4, "
                     "/7 for IPv6): name the proxy's own"
                 )
+            networks.append(network)
+    # and all of them together (256 networks of /8 are every address too; so is
+    # ::ffff:0:0/96, every IPv4 address mapped into IPv6: a review)
+    v4 = sum(n.num_addresses for n in ipaddress.collapse_addresses(
+        [n for n in networks if n.version == 4]))  # fmt: skip
+    v6 = [n for n in networks if n.version == 6]
+    mapped = sum(n.num_addresses for n in ipaddress.collapse_addresses(
+        [n for n in v6 if n.subnet_of(_MAPPED)]))  # fmt: skip
+    wide = sum(n.num_addresses for n in ipaddress.collapse_addresses(v6))
+    if v4 + mapped > 2**26 or wide > 2**122:
+        # (the private networks together, which compose trusts, are about one /8's worth)
+        return (
+            "the trusted proxies are too many addresses together (more than four /8 networks "
+            "of IPv4, or a /6 of IPv6): name the proxies' own"
+        )
     return None
+
+
+_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
 
 
 def _host(text: str) -> str | None:
@@ -487,6 +506,13 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.schema:
         print(json.dumps(json_schemas(), indent=1))
         return 0
+    if args.forget_rooms and (args.export or args.list_races is not None):
+        # (it was left undone behind an export's back: a review)
+        print(
+            "patience-race-server: --forget-rooms goes alone (not with --export or --list-races)",
+            file=sys.stderr,
+        )
+        return 2
     if args.export or args.list_races is not None:
         if args.db == ":memory:":
             print(

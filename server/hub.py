@@ -745,6 +745,14 @@ class Hub(Upkeep):
         if cmd.keep_deal and room.settings.deal_number is not None:
             if settings.deal_number is not None:
                 raise CommandError("bad_settings", "keep_deal keeps the deal: send no deal_number")
+            if settings.numbering != room.settings.numbering:
+                # whatever the number: a refusal that hung on it (xpat2 deal 0 has no PySolFC
+                # twin) would tell a new host the secret deal (a review)
+                raise CommandError(
+                    "bad_settings",
+                    "keep_deal keeps the deal and its numbering: another numbering takes "
+                    "another deal",
+                )
             settings = settings.model_copy(update={"deal_number": room.settings.deal_number})
             config = self._check_settings(settings, len(room.players()), kept=True)
         else:

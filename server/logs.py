@@ -51,7 +51,13 @@ def _show(value: object) -> str:
     if text and text.isprintable() and not any(ch in text for ch in ' "='):
         return text
     quoted = json.dumps(text, ensure_ascii=False)
-    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in quoted)
+    return "".join(ch if ch.isprintable() else _escaped(ch) for ch in quoted)
+
+
+def _escaped(ch: str) -> str:
+    """``ch`` as JSON writes it: past U+FFFF, as its two UTF-16 halves (``\\ue0001`` read as
+    U+E000 and "1": a review)."""
+    return json.dumps(ch)[1:-1]
 
 
 def setup_logging(fmt: str = "text", level: str = "info") -> None:

@@ -652,5 +652,10 @@ def test_a_server_that_refuses_the_client_is_not_said_to_be_down() -> None:
     from client.reach import unreachable
 
     said = unreachable("ws://127.0.0.1:16810", InvalidStatus(Response(403, "Forbidden", Headers())))
-    assert "refused the connection (HTTP 403 Forbidden)" in said and "It is running" in said
+    assert "refused the connection (HTTP 403 Forbidden)" in said and "turned this client" in said
     assert "patience-race-server" not in said and "cannot reach" not in said
+    # a proxy's limit, and a path routed nowhere, are said as what they are (a review)
+    busy = unreachable("wss://x.example", InvalidStatus(Response(429, "Too Many", Headers())))
+    assert "try again in a minute" in busy
+    lost = unreachable("wss://x.example/n/gone/", InvalidStatus(Response(404, "", Headers())))
+    assert "(HTTP 404)" in lost and "check the URL" in lost

@@ -767,3 +767,34 @@ async def test_quitting_a_race_with_bots_says_they_leave_and_how_to_come_back() 
             assert app.farewell is not None
             assert app.farewell.startswith(f"Your seat is kept {kept} (your bots left the race")
             assert hint in app.farewell
+
+
+async def test_quitting_once_your_seat_was_released_promises_no_seat() -> None:
+    """Back after the grace, watching: q said "your seat is kept 60 s: ... takes it back", and
+    the farewell the same, of a seat already released (a review)."""
+    async with running_server() as server:
+        plan = Plan(
+            action="host",
+            name="Ann",
+            url=server.url,
+            settings=Settings(game="spider", options={"suits": 1}),
+            bots=1,
+            bot_think=5.0,
+        )
+        app = RaceApp(plan)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(
+                pilot,
+                lambda: app.model.room is not None and len(app.model.room.members) == 2,
+                timeout=10,
+            )
+            await pilot.press("s")
+            await wait_until(pilot, lambda: app.model.phase == "racing", timeout=10)
+            app.model.seat_released = True  # as the snapshot of a return after the grace sets it
+            await pilot.press("q")
+            assert app.model.status == (
+                "Quit? Press q again (your seat in this race was released; your bots leave the "
+                "race for good)."
+            )
+            await pilot.press("q")
+            assert app.farewell is None

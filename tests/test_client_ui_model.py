@@ -1623,7 +1623,8 @@ def test_a_released_seat_is_said_in_the_header() -> None:
     model.started = 0
     assert "watching" not in screens.header(model, True, 10.0, 120).plain
     model.seat_released = True
-    assert screens.header(model, True, 10.0, 120).plain.endswith("watching: seat released")
+    assert screens.header(model, True, 10.0, 120).plain.endswith("  watching")
+    assert screens.header(model, True, 10.0, 80).plain.endswith("  watching")  # (a review)
 
 
 def test_t_in_the_lobby_offers_a_one_minute_race() -> None:
@@ -1647,3 +1648,20 @@ def test_a_watcher_taking_a_seat_is_said() -> None:
     model.apply(RoomUpdate(room=room([member(1, "Ann"), member(3, "Cy", role="spectator")])))
     model.apply(RoomUpdate(room=room([member(1, "Ann"), member(3, "Cy", ready=True)])))
     assert "Cy takes a seat to race" in model.status
+
+
+@pytest.mark.parametrize("game", ["spider", "st-helena"])
+@pytest.mark.parametrize("status", ["resigned", "disconnected", "stuck", "won"])
+def test_your_mark_never_pushes_your_score_off_a_crowded_panel(game: str, status: str) -> None:
+    """16 players a line each at 80x24: "(you)" after a name and a long status made the line 30
+    to 33 cells in 29, and the score was cut off (a review)."""
+    model = sixteen_racing()
+    assert model.room is not None
+    model.room.settings = model.room.settings.model_copy(update={"game": game})
+    for p in model.progress:
+        if p.id == model.you:
+            p.status, p.score = status, 312  # type: ignore[assignment]
+    lines = render.opponents(model, 29, 20).plain.splitlines()
+    assert all(cell_len(line) <= 29 for line in lines)
+    mine = [line for line in lines if "(yo" in line]
+    assert len(mine) == 1 and mine[0].endswith(" 312")

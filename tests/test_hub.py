@@ -491,14 +491,18 @@ def test_keep_deal_keeps_the_fixed_deal_no_client_can_send_back() -> None:
 
 
 @pytest.mark.parametrize(
-    ("fixed", "numbering"), [(48210375582910447, "xpat2"), (0, "pysolfc")], ids=["big", "zero"]
+    ("fixed", "numbering"),
+    [(48210375582910447, "xpat2"), (0, "pysolfc"), (5, "pysolfc"), (5, "xpat2")],
+    ids=["big", "zero", "small", "small-pysolfc"],
 )
 def test_a_kept_deal_that_does_not_fit_is_refused_without_its_number(
     fixed: int, numbering: str
 ) -> None:
     """A player who became host sent ``keep_deal`` with another numbering, and the refusal
     quoted the secret number ("xpat2 deal numbers go from 0 to 999999999, not 4821..."): every
-    hidden card before the start (a fairness trial)."""
+    hidden card before the start (a fairness trial); and a refusal that hung on the number at
+    all (xpat2's 0 has no PySolFC twin, 5 has) told it too (a review): any change of numbering
+    is refused."""
     h = Harness()
     first = "xpat2" if numbering == "pysolfc" else "pysolfc"
     code, (ann, bob), _ = h.room(Settings(deal_number=fixed, numbering=first), "Ann", "Bob")
@@ -509,7 +513,9 @@ def test_a_kept_deal_that_does_not_fit_is_refused_without_its_number(
     refused = h.cmd(bob, other)
     assert isinstance(refused, Error) and refused.code == "bad_settings"
     assert str(fixed) not in refused.message
-    assert "fixed deal" in refused.message
+    assert refused.message == (
+        "keep_deal keeps the deal and its numbering: another numbering takes another deal"
+    )
     assert room.settings.deal_number == fixed and room.settings.numbering == first
     # a number the host sends is its own, and the refusal may say what is wrong with it
     too_big = Settings(numbering="xpat2", deal_number=10**10)
@@ -828,7 +834,15 @@ def test_names_that_speak_for_the_viewer_or_split_a_list_are_refused() -> None:
     for spoken in ("you", "You", "YOU", " you "):
         with pytest.raises(BadName, match="speak of their viewer"):
             normalize(spoken)
-    for listed in ("Cat, 1 Troll", "Bob left; you won", "Server: you won", "Ann，B"):
+    for listed in (
+        "Cat, 1 Troll",
+        "Bob left; you won",
+        "Server: you won",
+        "Ann，B",
+        "ꓚꓮꓔꓹ 1ꓽ ꓔꓣꓳꓡꓡ",  # Lisu tone letters: a comma and a colon to look at (a review)
+        "Amy 1ː Troll",
+        "Amy、1 Troll",
+    ):
         with pytest.raises(BadName, match=", : ;"):
             normalize(listed)
     for foreign in ("Ann\u0e47", "Ann\u0483", "Ann\u05bf", "Ann\u17c9", "Bob\u0488"):
@@ -838,7 +852,7 @@ def test_names_that_speak_for_the_viewer_or_split_a_list_are_refused() -> None:
         assert clashes(normalize(speck), ["Bob", "Ann"]) == "Ann", speck
     with pytest.raises(BadName, match="trigram"):
         normalize("A\u2630\u2630")
-    for fine in ("Youssef", "you 2", "Yuki", "राम", "ราม้", "Nguyễn Văn", "ダン"):
+    for fine in ("Youssef", "you 2", "Yuki", "राम", "ราม้", "Nguyễn Văn", "ダン", "दुःख", "અતઃ"):
         assert normalize(fine), fine
 
 

@@ -831,5 +831,7 @@ async def test_forget_rooms_ends_the_races_a_restored_backup_would_bring_back(
         assert row == ("lost",)
     finally:
         store.close()
+    assert main(["--db", str(db), "--forget-rooms", "--list-races"]) == 2  # one at a time
+    assert "goes alone" in capsys.readouterr().err
     assert main(["--db", str(tmp_path / "typo.sqlite3"), "--forget-rooms"]) == 2
     assert not (tmp_path / "typo.sqlite3").exists()

@@ -116,6 +116,13 @@ def test_bad_trusted_proxies_are_refused(capsys: pytest.CaptureFixture[str]) -> 
     for wide in ("0.0.0.0/1,128.0.0.0/1", "10.0.0.0/7", "::/1", "fc00::/6"):
         assert main(["--trusted-proxies", wide, "--db", ":memory:"]) == 2, wide
         assert "too wide" in capsys.readouterr().err
+    # or together: every /8 one by one, every IPv4 address mapped into IPv6 (a review)
+    for many in (",".join(f"{i}.0.0.0/8" for i in range(1, 256)), "::ffff:0:0/96"):
+        assert main(["--trusted-proxies", many, "--db", ":memory:"]) == 2
+        assert "too many addresses together" in capsys.readouterr().err
+    from server.cli import _networks
+
+    assert _networks("172.16.0.0/12,10.0.0.0/8,192.168.0.0/16,fc00::/7") is None  # compose's
 
 
 def test_progress_interval_flag_and_its_bounds(

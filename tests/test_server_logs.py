@@ -250,3 +250,8 @@ def test_a_text_log_field_is_one_token_as_written_and_nothing_that_does_not_prin
     assert line(reason="a\x1b[2Jb").endswith('reason="a\\u001b[2Jb"')
     assert line(reason="x=y\u2028").endswith('reason="x=y\\u2028"')
     assert "\x1b" not in line(reason="\x1b]52;c;Zm9v\x07")
+    # past U+FFFF as JSON writes it, its two halves ("\\ue0001" read as U+E000 and "1")
+    import json
+
+    tagged = line(reason="a\U000e0001b").split("reason=", 1)[1]
+    assert json.loads(tagged) == "a\U000e0001b"

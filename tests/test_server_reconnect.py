@@ -347,6 +347,10 @@ async def test_a_session_resuming_a_released_seat_says_so_and_rejoins_after_the_
         assert isinstance(snap, Snapshot)
         ann._resumed(snap, "Reconnected: your seat is back.")
         assert ann.model.status.startswith("Reconnected: you watch this race out.")
+        # a release said in the race before is not this one's (a review)
+        ann.model.race_id = "an-earlier-race"
+        ann._resumed(snap, "Reconnected: your seat is back.")
+        assert ann.model.status == RELEASED
         await again.close()
         await ann.close()
 
