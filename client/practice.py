@@ -104,6 +104,16 @@ def describe(move: Move, state: GameState, picked: bool = False) -> str:
     return f"Hint: {format_move(move, state)}, {what} (keys: {keys})."
 
 
+def _stage(state: GameState) -> tuple[int, ...]:
+    """What only a card shown, a deal, a redeal or a card home changes."""
+    return (
+        sum(state.down),
+        len(state.stock),
+        sum(map(len, state.foundations)),
+        state.redeals_left,
+    )
+
+
 @dataclass
 class Practice:
     """A practice session: one game after another, each with its clock, hints and record."""
@@ -121,6 +131,10 @@ class Practice:
     """The hint's bot memory for this game (its plan, the positions it has met)."""
     _last_hint: tuple[GameState, Move | None] | None = None
     """The position last hinted and its hint: asking again there shows it again, uncounted."""
+    _met: set[tuple[object, ...]] = field(default_factory=set)
+    """The positions of this game met since the last card shown, deal or redeal (its
+    :func:`_stage`): a hint that leads back to one goes round in circles."""
+    _met_stage: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         self.new_game(self.number)
@@ -133,7 +147,15 @@ class Practice:
         self.finished_at = None
         self.saved = None
         self._last_hint = None
+        self._met, self._met_stage = set(), None
+        self._meet(self.game.state)
         self._forget()
+
+    def _meet(self, state: GameState) -> None:
+        stage = _stage(state)
+        if stage != self._met_stage:
+            self._met, self._met_stage = set(), stage
+        self._met.add(state.board())
 
     def _forget(self) -> None:
         self._memory = Memory()
@@ -145,6 +167,7 @@ class Practice:
     def play(self, move: Move) -> Change:
         """Apply a move (an undo goes back one move, however far); IllegalMove if refused."""
         change = self.game.apply(move)
+        self._meet(self.game.state)
         if move.kind == Kind.UNDO:
             self._forget()  # the hint's plan was for a position that is gone
         if self.game.finished and self.finished_at is None:
@@ -160,6 +183,14 @@ class Practice:
         if self._last_hint is not None and self._last_hint[0] is state:
             return self._last_hint[1]
         move = choose_move(state, HINT_LEVEL, self.rng, self._memory)
+        if move is not None and move.kind == Kind.TABLEAU:
+            after = state.copy()
+            after.apply(move)
+            if _stage(after) == self._met_stage and after.board() in self._met:
+                # back to a position met since the last card shown: the hints went round in
+                # circles for fifty moves of a lost 4-suit endgame, a queen to and fro (a
+                # new-user trial); said as "nothing helps from here"
+                move = None
         self.game.hinted()
         self._last_hint = (state, move)
         return move

@@ -166,11 +166,16 @@ def _spider(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     top = 3 if tall else 2
     rows = max(4, height - top - 1)
     cols: list[list[tuple[Text, Target]]] = []
+    any_down = any(state.down)
     for i, pile in enumerate(state.piles):
         down = state.down[i]
         cells: list[tuple[Text, Target]] = []
         if down:
             cells.append((Text(f"▒{down}".ljust(card_w), style=BACK), ("pile", i)))
+        elif any_down and pile:
+            # the row of the face-down counts left blank: a pile with none began a row
+            # higher than the others, as if its first card were a row apart (a new-user trial)
+            cells.append((Text(" " * card_w), ("pile", i)))
         up = pile[down:]
         sel = 0
         if keys.source == i:

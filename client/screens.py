@@ -623,10 +623,10 @@ Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets.
 St. Helena, Louis: kings above the aces in the middle; every pile's top
 card lies next to them (a small screen: one row a pile, top card on the
 right). A redeal gathers piles 12..1, deals from pile 1.
-Lobby: r ready / not ready (n: ready);  the host: s ready and start, g game,
-  o/v options, m mode, t time, u undo, +/- seats, p private, w winnable,
-  k remove someone (a change stops a countdown).   q leave (q q in the
-  countdown, or with others here)
+Lobby: r ready / not ready (n: ready);  the host: s ready and start,
+  g game, o/v options, m mode, t time, u undo, +/- seats, p private,
+  w winnable, k remove someone (a change stops a countdown).
+  q leave (q q in the countdown, or with other people here)
 Results: n rematch (watching: n follows the room once it has moved
   on; in its lobby, r or n: ready), the host: s to the lobby at once;
   q leave (q q with others here)

@@ -1665,3 +1665,20 @@ def test_your_mark_never_pushes_your_score_off_a_crowded_panel(game: str, status
     assert all(cell_len(line) <= 29 for line in lines)
     mine = [line for line in lines if "(yo" in line]
     assert len(mine) == 1 and mine[0].endswith(" 312")
+
+
+def test_a_spider_pile_with_no_face_down_card_starts_on_the_others_row() -> None:
+    """A pile with no face-down card drew its first card on the row of the others' face-down
+    counts, as if a row apart (a new-user trial)."""
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    model.room = room([member(1, "Ann")], state="racing")
+    state = new_game(GameConfig("spider", {"suits": 1}), 1)
+    state.piles[2] = state.piles[2][state.down[2] :]  # pile 3: its face-up card alone
+    state.down[2] = 0
+    model.state = state
+    grid = render.board_grid(model, Keys(model), 22, 80)
+
+    def first_card_row(pile: int) -> int:
+        return min(y for y, _x0, _x1, t in grid.hits if t[:2] == ("card", pile))
+
+    assert first_card_row(2) == first_card_row(0) == first_card_row(9)

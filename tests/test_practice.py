@@ -485,3 +485,50 @@ async def test_a_long_title_gives_way_to_the_deal_number_in_the_practice_header(
         header = app.header().plain
         assert header.startswith(" Spider (4 suits) #1234  0:0") and len(header) <= 100, header
         assert "0 undos  home on" in header
+
+
+def test_a_hint_that_goes_back_to_a_position_met_says_nothing_helps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Hints went round in circles for fifty moves of a lost 4-suit endgame, a queen from pile 1
+    to 8 and back (a new-user trial): a hint that leads back to a position met since the last
+    card shown is no hint, and "nothing helps from here" is said instead."""
+    import client.practice as practice_module
+
+    def reversible(p: Practice) -> list[tuple[Move, Move]]:
+        start = p.state.board()
+        pairs = []
+        for m in p.state.legal_moves():
+            if m.kind != Kind.TABLEAU:
+                continue
+            after = p.state.copy()
+            after.apply(m)
+            for r in after.legal_moves():
+                back = after.copy()
+                if r.kind == Kind.TABLEAU and sum(after.down) == sum(p.state.down):
+                    back.apply(r)
+                    if back.board() == start:
+                        pairs.append((m, r))
+        return pairs
+
+    p = Practice(GameConfig("spider", {"suits": 1}), 1)
+    for _ in range(60):  # played on by the hints until a move can be taken back by another
+        pairs = reversible(p)
+        if pairs:
+            break
+        hinted = p.hint()
+        assert hinted is not None
+        p.play(hinted)
+    else:
+        pytest.fail("no move with a way back")
+    start = p.state.board()
+    there, back_again = pairs[0]
+    p.play(there)
+    monkeypatch.setattr(practice_module, "choose_move", lambda *a, **k: back_again)
+    assert p.hint() is None
+    forward = next(m for m in p.state.legal_moves() if m != back_again and m.kind == Kind.TABLEAU)
+    p._last_hint = None
+    monkeypatch.setattr(practice_module, "choose_move", lambda *a, **k: forward)
+    p_after = p.state.copy()
+    p_after.apply(forward)
+    assert (p.hint() is None) == (p_after.board() == start)
