@@ -159,7 +159,12 @@ def _spider(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     stock = Text(f"Stock {len(state.stock)} ({plural(state.deals_left, 'deal')})", style=DIM)
     grid.put(0, 0, stock, ("stock",) if state.stock else None)
     grid.put(0, stock.cell_len, Text("  "))
-    grid.put(0, stock.cell_len + 2, Text(f"Home {done}/8", style=DIM), ("foundation", 0))
+    home = f"Home {done}/8"
+    if state.won and done < 8:
+        # the last suits won where they lie, complete (auto-home off): "Home 7/8" after a win
+        # read as a win not counted (a new-user trial)
+        home += f" + {8 - done} complete: won"
+    grid.put(0, stock.cell_len + 2, Text(home, style=DIM), ("foundation", 0))
     card_w, gap = _sizes(width, 10, 3)
     cell = card_w + gap
     tall = height >= 30

@@ -1682,3 +1682,19 @@ def test_a_spider_pile_with_no_face_down_card_starts_on_the_others_row() -> None
         return min(y for y, _x0, _x1, t in grid.hits if t[:2] == ("card", pile))
 
     assert first_card_row(2) == first_card_row(0) == first_card_row(9)
+
+
+def test_a_win_with_suits_left_complete_on_the_table_says_won() -> None:
+    """With auto-home off the last suit wins where it lies: "Home 7/8" after a win read as a
+    win not counted (a new-user trial)."""
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    model.room = room([member(1, "Ann")], state="racing")
+    state = new_game(GameConfig("spider", {"suits": 1}), 1)
+    state.stock = []
+    state.piles = [list(range(12, -1, -1))] + [[] for _ in range(9)]
+    state.down = [0] * 10
+    state.foundations = [list(range(12, -1, -1)) for _ in range(7)] + [[]]
+    assert state.won
+    model.state = state
+    grid = render.board_grid(model, Keys(model), 22, 80)
+    assert "Home 7/8 + 1 complete: won" in grid.lines[0].plain
