@@ -8,7 +8,6 @@ sent.  ``patience-race play`` runs the server in this same process and seats bot
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import logging
 import time
@@ -790,10 +789,13 @@ class RaceApp(App[None]):
             # stops it now (r said "You stopped the countdown": a trial)
             model.status = "The race should have started: waiting for the server..."
             return
-        if key in ("n", "r"):
-            # "remove whom?" is answered by a number: any other key is "nobody" (r and n,
-            # handled here before it, left it armed, and a later 1 removed Amy: a review)
+        if key in ("n", "r") and self.kick_choice is not None:
+            # "remove whom?" is answered by a number: any other key is "nobody", and does
+            # nothing else (r and n, handled here before it, left it armed, and a later 1
+            # removed Amy: a review; then they made you ready too: a verification trial)
             self.kick_choice = None
+            model.status = "Nobody removed."
+            return
         if key == "n" and model.phase == "lobby":
             # the results' "next race" key, pressed again once there: ready, never not ready
             # (one who asked for the rematch, unready by the host's change of settings, pressed
@@ -919,9 +921,10 @@ class RaceApp(App[None]):
             await session.close()
         for task in self.bots:
             task.cancel()
-        for task in self.bots:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(task, 5)  # quitting never waits long on a bot
+        if self.bots:
+            # all together, a few seconds at most: one after another, 5 s each, a host's 15
+            # bots held the program past the grace its farewell promised (a verification trial)
+            await asyncio.wait(self.bots, timeout=BOTS_LEAVE_S)
         if self.server is not None:
             # a friend who joined from another terminal is told the room is gone for good,
             # rather than left reconnecting to a server that will not come back
@@ -934,6 +937,10 @@ class RaceApp(App[None]):
 
     async def on_unmount(self) -> None:
         await self.shutdown()
+
+
+BOTS_LEAVE_S = 3.0
+"""How long quitting waits, at most, for the bots of this program to leave their rooms."""
 
 
 def _taken(room: RoomInfo | None, sent: Settings) -> bool:

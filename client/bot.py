@@ -306,7 +306,9 @@ async def run_bot(
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(conn.request(Leave(seq=0), timeout=1), 1.5)
         with contextlib.suppress(Exception):
-            await conn.close()
+            # bounded: a closing handshake the server is slow to answer held a quitting host's
+            # program 5 s a bot (a verification trial)
+            await asyncio.wait_for(conn.close(), 1)
 
 
 RECONNECT_FOR = 1800.0

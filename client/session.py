@@ -616,8 +616,10 @@ class Session:
                 self.on_change()
                 return False
             self.model.status = (
-                "Could not take your seat back: the room closed while you were away "
-                "(nobody was connected to it)"
+                # (not why: nobody connected, or its server's operator ended it: an operator's
+                # --forget-rooms was said as "nobody was connected to it": a verification trial)
+                "Could not take your seat back: the room is gone from the server (it closed "
+                "while you were away)"
                 if exc.code == "room_not_found"
                 else f"Could not take your seat back: {exc.message}"
             )

@@ -159,8 +159,9 @@ def normalize(name: str) -> str:
     return full
 
 
-SEPARATORS = frozenset(",:;\u3001")
-"""What the screens' lists and messages are joined with (and the ideographic comma)."""
+SEPARATORS = frozenset(",:;\u3001\u02cc\u02ce\u02cf")
+"""What the screens' lists and messages are joined with, the ideographic comma, and the
+modifier letters drawn low like a comma (``Amyˏ Bob``: a verification trial)."""
 
 
 def _separates(ch: str) -> bool:

@@ -798,3 +798,33 @@ async def test_quitting_once_your_seat_was_released_promises_no_seat() -> None:
             )
             await pilot.press("q")
             assert app.farewell is None
+
+
+async def test_quitting_waits_for_its_bots_together_and_not_long() -> None:
+    """A host's bots were waited for one after another, 5 s each: 15 of them held the program
+    past the grace its farewell promised (a verification trial).  Bots slow to leave are waited
+    for together, a few seconds at most."""
+    from client.app import BOTS_LEAVE_S
+
+    release = asyncio.Event()
+    cancelled = 0
+
+    async def stubborn() -> None:  # a bot whose leaving hangs (a close never answered)
+        nonlocal cancelled
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancelled += 1
+            while not release.is_set():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await release.wait()
+
+    app = RaceApp(Plan(action="host", name="Ann", url="ws://127.0.0.1:9"))
+    app.bots = [asyncio.create_task(stubborn()) for _ in range(4)]
+    await asyncio.sleep(0)
+    # one after another, each bot held on was cancelled again and waited for again: never
+    # done; together, the wait ends after BOTS_LEAVE_S whatever the bots do
+    await asyncio.wait_for(app.shutdown(), 4 * BOTS_LEAVE_S)
+    assert cancelled == 4
+    release.set()
+    await asyncio.gather(*app.bots)

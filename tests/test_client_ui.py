@@ -487,6 +487,10 @@ async def test_the_host_removes_someone_from_the_lobby() -> None:
             for other in ("r", "n"):
                 await pilot.press("k", other)
                 assert app.kick_choice is None, other
+                # and nothing else: not ready (a verification trial)
+                assert app.model.status == "Nobody removed."
+                me = app.model.me_member()
+                assert me is not None and not me.ready
             await pilot.press("1")
             await pilot.pause(0.3)
             assert len(app.model.room.members) == 3  # type: ignore[union-attr]

@@ -842,6 +842,8 @@ def test_names_that_speak_for_the_viewer_or_split_a_list_are_refused() -> None:
         "ꓚꓮꓔꓹ 1ꓽ ꓔꓣꓳꓡꓡ",  # Lisu tone letters: a comma and a colon to look at (a review)
         "Amy 1ː Troll",
         "Amy、1 Troll",
+        "Amyˏ Bob",
+        "Amyˌ Bob",
     ):
         with pytest.raises(BadName, match=", : ;"):
             normalize(listed)
