@@ -582,6 +582,11 @@ class Session:
                 log.warning("ignored an unasked %s from the server", event.type)
                 continue
             self.model.apply(event)
+            if isinstance(event, Kicked) and self.remember and self.code is not None:
+                # removed (or the room closed): no seat is left to take back, and the saved
+                # one stayed for a bare join to find (a verification trial)
+                forget_seat(self.url, self.code, self.model.name)
+                self._release(forget=True)
             if isinstance(event, Notice) and event.code == "shutdown":
                 self.restarting = True
                 self.model.status = RESTARTING

@@ -16,6 +16,7 @@ from protocol.messages import (
     CreateRoom,
     Joined,
     JoinRoom,
+    Kick,
     ListRooms,
     MoveCmd,
     Moved,
@@ -765,3 +766,22 @@ def test_a_restart_during_a_race_is_tried_every_second_however_long() -> None:
     assert retry_wait(RETRY_MAX_S, restarting=False, racing=True, down_s=10) == RETRY_MAX_S
     assert retry_wait(0.5, restarting=True, racing=True, down_s=10) == 0.5
     assert retry_wait(RETRY_MAX_S, restarting=True, racing=True, down_s=1000) == RETRY_MAX_S
+
+
+async def test_a_member_removed_forgets_the_saved_seat() -> None:
+    """Removed by the host, the seat stayed saved on disk for a bare ``join`` to find (a
+    verification trial)."""
+    from client.seats import saved_seat
+
+    async with running_server() as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann"], Settings())
+        bob = await _session_as(server.url, "Bob", code)
+        try:
+            assert saved_seat(server.url, code, "Bob") is not None
+            bob.start_events()
+            await conns[0].request(Kick(seq=conns[0].next_seq(), id=bob.model.you or -1))
+            await eventually(lambda: bob.model.phase == "kicked")
+            assert saved_seat(server.url, code, "Bob") is None
+        finally:
+            await bob.close()
+            await close_all(conns)
