@@ -308,7 +308,7 @@ async def run_bot(
         with contextlib.suppress(Exception):
             # bounded: a closing handshake the server is slow to answer held a quitting host's
             # program 5 s a bot (a verification trial)
-            await asyncio.wait_for(conn.close(), 1)
+            await conn.close(timeout=1)
 
 
 RECONNECT_FOR = 1800.0

@@ -123,13 +123,21 @@ class Connection:
         self.welcome = welcome
         return welcome
 
-    async def close(self) -> None:
-        if self.ws is not None:
-            await self.ws.close()
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+    async def close(self, timeout: float | None = None) -> None:
+        """Close the connection; with ``timeout``, a closing handshake the server does not
+        answer in time is cut short (the socket aborted), and the reader stops all the same (a
+        bot's close cut short from outside left both behind: a review)."""
+        try:
+            if self.ws is not None:
+                try:
+                    await asyncio.wait_for(self.ws.close(), timeout)
+                except TimeoutError:
+                    self.ws.transport.abort()
+        finally:
+            if self._reader is not None:
+                self._reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._reader
 
     async def send_raw(self, data: bytes | str) -> None:
         """Send a frame as it is (tests of bad input)."""

@@ -131,10 +131,14 @@ class Practice:
     """The hint's bot memory for this game (its plan, the positions it has met)."""
     _last_hint: tuple[GameState, Move | None] | None = None
     """The position last hinted and its hint: asking again there shows it again, uncounted."""
-    _met: set[tuple[object, ...]] = field(default_factory=set)
-    """The positions of this game met since the last card shown, deal or redeal (its
-    :func:`_stage`): a hint that leads back to one goes round in circles."""
-    _met_stage: tuple[int, ...] | None = None
+    _followed: set[tuple[object, ...]] = field(default_factory=set)
+    """The positions a run of hints followed went through, since the last card shown, deal or
+    redeal (its :func:`_stage`): a hint back to one of them goes round in circles.  Any move of
+    the player's own, or an undo, ends the run (the same hint again after an undo, or a move
+    back after a poor one, is no circle)."""
+    _followed_stage: tuple[int, ...] | None = None
+    circling: bool = False
+    """The last hint was refused as going round in circles (:meth:`hint` gave None)."""
 
     def __post_init__(self) -> None:
         self.new_game(self.number)
@@ -147,15 +151,8 @@ class Practice:
         self.finished_at = None
         self.saved = None
         self._last_hint = None
-        self._met, self._met_stage = set(), None
-        self._meet(self.game.state)
+        self._followed, self._followed_stage = set(), None
         self._forget()
-
-    def _meet(self, state: GameState) -> None:
-        stage = _stage(state)
-        if stage != self._met_stage:
-            self._met, self._met_stage = set(), stage
-        self._met.add(state.board())
 
     def _forget(self) -> None:
         self._memory = Memory()
@@ -166,8 +163,17 @@ class Practice:
 
     def play(self, move: Move) -> Change:
         """Apply a move (an undo goes back one move, however far); IllegalMove if refused."""
+        before = self.game.state
+        hinted = self._last_hint is not None and self._last_hint[0] is before
+        followed = hinted and self._last_hint is not None and self._last_hint[1] == move
         change = self.game.apply(move)
-        self._meet(self.game.state)
+        after = self.game.state
+        if followed and move.kind == Kind.TABLEAU and _stage(after) == _stage(before):
+            if self._followed_stage != _stage(before):
+                self._followed, self._followed_stage = set(), _stage(before)
+            self._followed |= {before.board(), after.board()}
+        else:
+            self._followed, self._followed_stage = set(), None
         if move.kind == Kind.UNDO:
             self._forget()  # the hint's plan was for a position that is gone
         if self.game.finished and self.finished_at is None:
@@ -183,14 +189,14 @@ class Practice:
         if self._last_hint is not None and self._last_hint[0] is state:
             return self._last_hint[1]
         move = choose_move(state, HINT_LEVEL, self.rng, self._memory)
-        if move is not None and move.kind == Kind.TABLEAU:
+        self.circling = False
+        if move is not None and move.kind == Kind.TABLEAU and self._followed:
             after = state.copy()
             after.apply(move)
-            if _stage(after) == self._met_stage and after.board() in self._met:
-                # back to a position met since the last card shown: the hints went round in
-                # circles for fifty moves of a lost 4-suit endgame, a queen to and fro (a
-                # new-user trial); said as "nothing helps from here"
-                move = None
+            if _stage(after) == self._followed_stage and after.board() in self._followed:
+                # the hints, followed, went round in circles for fifty moves of a lost 4-suit
+                # endgame, a queen to and fro (a new-user trial): said, and no hint
+                move, self.circling = None, True
         self.game.hinted()
         self._last_hint = (state, move)
         return move

@@ -286,7 +286,12 @@ class PracticeApp(RaceApp):
             self.thinking = False
         if p.state is not before:
             return  # the player moved meanwhile: that hint is stale
-        if move is None:
+        if move is None and p.circling:
+            self.model.status = (
+                "Hint: the hints only go round in circles from here: undo (u) as far back as "
+                "you like, try a move of your own, or resign (x x)."
+            )
+        elif move is None:
             self.model.status = (
                 "Hint: nothing helps from here: undo (u) as far back as you like, or resign (x x)."
             )

@@ -177,7 +177,7 @@ def _spider(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         cells: list[tuple[Text, Target]] = []
         if down:
             cells.append((Text(f"▒{down}".ljust(card_w), style=BACK), ("pile", i)))
-        elif any_down and pile:
+        elif any_down and pile and len(pile) < rows:  # (unless the pile needs the row: a review)
             # the row of the face-down counts left blank: a pile with none began a row
             # higher than the others, as if its first card were a row apart (a new-user trial)
             cells.append((Text(" " * card_w), ("pile", i)))

@@ -1698,3 +1698,18 @@ def test_a_win_with_suits_left_complete_on_the_table_says_won() -> None:
     model.state = state
     grid = render.board_grid(model, Keys(model), 22, 80)
     assert "Home 7/8 + 1 complete: won" in grid.lines[0].plain
+
+
+def test_a_tall_pile_with_no_face_down_card_keeps_the_row_for_its_cards() -> None:
+    """The blank beside the others' face-down counts cost a tall pile a card: 18 face-up cards
+    in the 21 rows of an 80x24 race showed "+2" (a review)."""
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    model.room = room([member(1, "Ann")], state="racing")
+    state = new_game(GameConfig("spider", {"suits": 4}), 1)
+    state.piles[0] = [(k % 2) * 13 + 12 - (k % 13) for k in range(18)]  # no run to fold
+    state.down[0] = 0
+    model.state = state
+    grid = render.board_grid(model, Keys(model), 21, 46)
+    column = [line.plain[:3] for line in grid.lines]
+    assert not any(cell.startswith("+") for cell in column)
+    assert sum(1 for y, _x0, _x1, t in grid.hits if t[:2] == ("card", 0)) == 18

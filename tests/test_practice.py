@@ -487,12 +487,11 @@ async def test_a_long_title_gives_way_to_the_deal_number_in_the_practice_header(
         assert "0 undos  home on" in header
 
 
-def test_a_hint_that_goes_back_to_a_position_met_says_nothing_helps(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Hints went round in circles for fifty moves of a lost 4-suit endgame, a queen from pile 1
-    to 8 and back (a new-user trial): a hint that leads back to a position met since the last
-    card shown is no hint, and "nothing helps from here" is said instead."""
+def test_hints_that_go_round_in_circles_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hints followed went round in circles for fifty moves of a lost 4-suit endgame, a queen
+    from pile 1 to 8 and back (a new-user trial): a hint back to a position the hints followed
+    went through says so instead.  An undo, or a move of the player's own, is no circle: the
+    same hint again after an undo, or a move back after a poor one, is a hint (a review)."""
     import client.practice as practice_module
 
     def reversible(p: Practice) -> list[tuple[Move, Move]]:
@@ -503,9 +502,11 @@ def test_a_hint_that_goes_back_to_a_position_met_says_nothing_helps(
                 continue
             after = p.state.copy()
             after.apply(m)
+            if sum(after.down) != sum(p.state.down):
+                continue
             for r in after.legal_moves():
                 back = after.copy()
-                if r.kind == Kind.TABLEAU and sum(after.down) == sum(p.state.down):
+                if r.kind == Kind.TABLEAU:
                     back.apply(r)
                     if back.board() == start:
                         pairs.append((m, r))
@@ -521,14 +522,17 @@ def test_a_hint_that_goes_back_to_a_position_met_says_nothing_helps(
         p.play(hinted)
     else:
         pytest.fail("no move with a way back")
-    start = p.state.board()
     there, back_again = pairs[0]
+    script = iter([there, back_again, there, back_again])
+    monkeypatch.setattr(practice_module, "choose_move", lambda *a, **k: next(script))
+    # followed: there, then the hint back is a circle
+    assert p.hint() == there
     p.play(there)
-    monkeypatch.setattr(practice_module, "choose_move", lambda *a, **k: back_again)
-    assert p.hint() is None
-    forward = next(m for m in p.state.legal_moves() if m != back_again and m.kind == Kind.TABLEAU)
-    p._last_hint = None
-    monkeypatch.setattr(practice_module, "choose_move", lambda *a, **k: forward)
-    p_after = p.state.copy()
-    p_after.apply(forward)
-    assert (p.hint() is None) == (p_after.board() == start)
+    assert p.hint() is None and p.circling
+    # undone: the same hint again is a hint, and followed once more it starts a new run
+    p.play(Move(Kind.UNDO))
+    assert p.hint() == there and not p.circling
+    # a move of the player's own (the same one, not asked for), and the hint back is a hint
+    p._last_hint = None  # (as if not asked: played by the player's own choice)
+    p.play(there)
+    assert p.hint() == back_again and not p.circling
