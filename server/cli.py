@@ -592,19 +592,31 @@ def _main(argv: Sequence[str] | None) -> int:
             return 2
     lock: int | None = None
     if args.db != ":memory:":
-        try:  # a database that cannot be used is said in one line, before anything starts
-            lock = lock_database(args.db)  # one server per file: held until the process ends
-            Store(args.db).close()
-        except StoreError as exc:
-            if lock is not None:
-                os.close(lock)
-            print(f"patience-race-server: {exc}", file=sys.stderr)
+        # a database that cannot be used is said in one line, before anything starts; one
+        # server per file: the lock is held until the process ends
+        locked = _locked_store(args.db)
+        if locked is None:
             return 2
+        lock, store = locked
+        store.close()
     try:
         return _run(args, limits, origins, cluster)
     finally:
         if lock is not None:
             os.close(lock)
+
+
+def _locked_store(db: str) -> tuple[int, Store] | None:
+    """The serving lock of ``db`` and the store on it, or None once said why not."""
+    lock: int | None = None
+    try:
+        lock = lock_database(db)
+        return lock, Store(db)
+    except StoreError as exc:
+        if lock is not None:
+            os.close(lock)
+        print(f"patience-race-server: {exc}", file=sys.stderr)
+        return None
 
 
 def forget_rooms(db: str) -> int:
@@ -619,15 +631,10 @@ def forget_rooms(db: str) -> int:
     if db == ":memory:" or not os.path.isfile(db):
         print(f"patience-race-server: no such database: {db}", file=sys.stderr)
         return 2
-    lock: int | None = None
-    try:
-        lock = lock_database(db)
-        store = Store(db)
-    except StoreError as exc:
-        if lock is not None:
-            os.close(lock)
-        print(f"patience-race-server: {exc}", file=sys.stderr)
+    locked = _locked_store(db)
+    if locked is None:
         return 2
+    lock, store = locked
     try:
         live = LiveRooms(store)
         codes = [code for code, _ in live.docs()]

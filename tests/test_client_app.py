@@ -8,6 +8,7 @@ import io
 from collections.abc import Callable
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Static
 
 from client.app import Plan, RaceApp
@@ -735,27 +736,28 @@ async def test_play_on_a_port_in_use_says_so() -> None:
         )
 
 
+def _racing_a_bot(url: str) -> Plan:
+    """Ann hosts a 1-suit room with one bot, slow (its moves change nothing here)."""
+    settings = Settings(game="spider", options={"suits": 1})
+    return Plan(action="host", name="Ann", url=url, settings=settings, bots=1, bot_think=5.0)
+
+
+async def _race_started(pilot: Pilot[None], app: RaceApp) -> None:
+    """Once the bot is in, the host's s, and the race is on."""
+    await wait_until(
+        pilot, lambda: app.model.room is not None and len(app.model.room.members) == 2, 10
+    )
+    await pilot.press("s")
+    await wait_until(pilot, lambda: app.model.phase == "racing", timeout=10)
+
+
 async def test_quitting_a_race_with_bots_says_they_leave_and_how_to_come_back() -> None:
     """A host with ``--bots`` quit mid-race: the bots left for good (they run in the host's
     program), and neither the prompt nor the farewell said so plainly (a race-night trial)."""
     async with running_server() as server:
-        plan = Plan(
-            action="host",
-            name="Ann",
-            url=server.url,
-            settings=Settings(game="spider", options={"suits": 1}),
-            bots=1,
-            bot_think=5.0,
-        )
-        app = RaceApp(plan)
+        app = RaceApp(_racing_a_bot(server.url))
         async with app.run_test(size=(100, 30)) as pilot:
-            await wait_until(
-                pilot,
-                lambda: app.model.room is not None and len(app.model.room.members) == 2,
-                timeout=10,
-            )
-            await pilot.press("s")
-            await wait_until(pilot, lambda: app.model.phase == "racing", timeout=10)
+            await _race_started(pilot, app)
             hint = join_command(app.model.room.code, server.url)  # type: ignore[union-attr]
             await pilot.press("q")
             kept = kept_for(app.model.grace_s)
@@ -773,23 +775,9 @@ async def test_quitting_once_your_seat_was_released_promises_no_seat() -> None:
     """Back after the grace, watching: q said "your seat is kept 60 s: ... takes it back", and
     the farewell the same, of a seat already released (a review)."""
     async with running_server() as server:
-        plan = Plan(
-            action="host",
-            name="Ann",
-            url=server.url,
-            settings=Settings(game="spider", options={"suits": 1}),
-            bots=1,
-            bot_think=5.0,
-        )
-        app = RaceApp(plan)
+        app = RaceApp(_racing_a_bot(server.url))
         async with app.run_test(size=(100, 30)) as pilot:
-            await wait_until(
-                pilot,
-                lambda: app.model.room is not None and len(app.model.room.members) == 2,
-                timeout=10,
-            )
-            await pilot.press("s")
-            await wait_until(pilot, lambda: app.model.phase == "racing", timeout=10)
+            await _race_started(pilot, app)
             app.model.seat_released = True  # as the snapshot of a return after the grace sets it
             await pilot.press("q")
             assert app.model.status == (
