@@ -58,7 +58,6 @@ def room_changes(
     released: set[int] | frozenset[int] = frozenset(),
     removed: set[int] | frozenset[int] = frozenset(),
     grace_s: float | None = None,
-    removed_by_host: set[int] | frozenset[int] = frozenset(),
 ) -> list[str]:
     """What happened between two room updates, for people: joins, leaves, comings and goings
     (``released``: the racers whose seat in the race was released, who come back to watch)."""
@@ -120,10 +119,9 @@ def room_changes(
             out.insert(0, f"{host_name} is the host now")
     for mid, m in before.items():
         if mid not in after and mid != you and mid not in told:
-            if mid in removed:
-                out.append(f"You removed {safe(m.name)} from the room")
-            elif mid in removed_by_host:
-                out.append(f"The host removed {safe(m.name)} from the room")
+            if mid in removed:  # by the host: you, or the one the server said (member_removed)
+                who = "You" if was_host == you else "The host"
+                out.append(f"{who} removed {safe(m.name)} from the room")
             else:
                 out.append(_gone(m))
     if old.state == "countdown" and new.state == "lobby":

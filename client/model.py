@@ -136,9 +136,8 @@ class RaceModel:
     changes.  The board's own height also changes with the status line's (a message of two
     lines), which must not move the board (:attr:`helena_layout`)."""
     removed: set[int] = field(default_factory=set)
-    """Members this client (the host) removed: their going is said as such, not as leaving."""
-    removed_by_host: set[int] = field(default_factory=set)
-    """Members the host removed, as the server told this client (``member_removed``)."""
+    """Members the host removed (this client, or another as the server said:
+    ``member_removed``): their going is said as such, not as leaving."""
     grace_s: float | None = None
     """How long the server keeps a seat in a race for a player who dropped (its ``welcome``
     says; None: an older server, which did not)."""
@@ -249,9 +248,7 @@ class RaceModel:
         self.bots |= {m.id for m in room.members if m.bot}  # a bot gone is still one
         if old is not None and old.code == room.code:
             released = {p.id for p in self.progress if p.status == "disconnected"}
-            said = room_changes(
-                old, room, self.you, released, self.removed, self.grace_s, self.removed_by_host
-            )
+            said = room_changes(old, room, self.you, released, self.removed, self.grace_s)
             self._say_room_changes(said, now)
             if said:
                 self.room_said_at = time.monotonic() if now is None else now
@@ -461,7 +458,7 @@ class RaceModel:
 
     def _on_member_removed(self, e: MemberRemoved, now: float) -> None:
         if e.id != self.you:
-            self.removed_by_host.add(e.id)  # the room update that follows says so
+            self.removed.add(e.id)  # the room update that follows says so
 
     def _on_notice(self, e: Notice, now: float) -> None:
         self.status = sentence(e.message)

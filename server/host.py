@@ -78,10 +78,11 @@ class HostCommands:
             self, name: str, room: Room, member: MemberState | None, **fields: object
         ) -> None: ...
 
-    def _check_settings(self, settings: Settings, players: int, kept: bool = False) -> GameConfig:
-        """The game ``settings`` make, or a ``bad_settings`` error.  ``kept``: the deal number
-        is the room's own (``keep_deal``), a secret, which no refusal may quote (a host-to-be
-        read it from "xpat2 deal numbers go from 0 to 999999999, not ...": a fairness trial)."""
+    def _check_settings(self, settings: Settings, players: int) -> GameConfig:
+        """The game ``settings`` make, or a ``bad_settings`` error.  A deal number refused is
+        quoted: it is the sender's own (a room's kept deal, a secret, is never checked again
+        here: :meth:`_update_settings` keeps it only with its numbering, which is all that a
+        number's check depends on)."""
         for key, value in settings.options.items():
             allowed = OPTIONS.get(settings.game, {}).get(key)
             if allowed and isinstance(allowed[0], int) and not isinstance(value, int):
@@ -99,13 +100,7 @@ class HostCommands:
             try:
                 config.check_number(settings.deal_number)
             except ConfigError as exc:
-                if not kept:
-                    raise CommandError("bad_settings", str(exc)) from None
-                raise CommandError(
-                    "bad_settings",
-                    f"the room's fixed deal is not a deal of {settings.numbering}'s numbering: "
-                    "keep the numbering, or play another deal",
-                ) from None
+                raise CommandError("bad_settings", str(exc)) from None
         if settings.mode == "score" and not settings.time_limit:
             raise CommandError("bad_settings", "mode score needs a time limit")
         if settings.winnable:
@@ -141,9 +136,7 @@ class HostCommands:
                     "another deal",
                 )
             settings = settings.model_copy(update={"deal_number": room.settings.deal_number})
-            config = self._check_settings(settings, len(room.players()), kept=True)
-        else:
-            config = self._check_settings(settings, len(room.players()))
+        config = self._check_settings(settings, len(room.players()))
         if room.state == "countdown":
             self._stop_countdown(room, member, out)
         room.config = config
