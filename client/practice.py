@@ -28,6 +28,7 @@ from protocol.practice import PracticeGame
 
 from .keys import PILE_KEYS
 from .strategy import Memory, choose_move
+from .strategy.common import stage
 from .text import plural
 
 HINT_LEVEL = "strong"
@@ -104,16 +105,6 @@ def describe(move: Move, state: GameState, picked: bool = False) -> str:
     return f"Hint: {format_move(move, state)}, {what} (keys: {keys})."
 
 
-def _stage(state: GameState) -> tuple[int, ...]:
-    """What only a card shown, a deal, a redeal or a card home changes."""
-    return (
-        sum(state.down),
-        len(state.stock),
-        sum(map(len, state.foundations)),
-        state.redeals_left,
-    )
-
-
 @dataclass
 class Practice:
     """A practice session: one game after another, each with its clock, hints and record."""
@@ -133,10 +124,10 @@ class Practice:
     """The position last hinted and its hint: asking again there shows it again, uncounted."""
     _followed: set[tuple[object, ...]] = field(default_factory=set)
     """The positions a run of hints followed went through, since the last card shown, deal or
-    redeal (its :func:`_stage`): a hint back to one of them goes round in circles.  Any move of
-    the player's own, or an undo, ends the run (the same hint again after an undo, or a move
-    back after a poor one, is no circle)."""
-    _followed_stage: tuple[int, ...] | None = None
+    redeal (one :func:`~client.strategy.common.stage`: a hint followed into another ends the
+    run): a hint back to one of them goes round in circles.  Any move of the player's own, or an
+    undo, ends the run (the same hint again after an undo, or a move back after a poor one, is
+    no circle)."""
     circling: bool = False
     """The last hint was refused as going round in circles (:meth:`hint` gave None)."""
 
@@ -151,7 +142,7 @@ class Practice:
         self.finished_at = None
         self.saved = None
         self._last_hint = None
-        self._followed, self._followed_stage = set(), None
+        self._followed = set()
         self._forget()
 
     def _forget(self) -> None:
@@ -164,16 +155,14 @@ class Practice:
     def play(self, move: Move) -> Change:
         """Apply a move (an undo goes back one move, however far); IllegalMove if refused."""
         before = self.game.state
-        hinted = self._last_hint is not None and self._last_hint[0] is before
-        followed = hinted and self._last_hint is not None and self._last_hint[1] == move
+        last = self._last_hint
+        followed = last is not None and last[0] is before and last[1] == move
         change = self.game.apply(move)
         after = self.game.state
-        if followed and move.kind == Kind.TABLEAU and _stage(after) == _stage(before):
-            if self._followed_stage != _stage(before):
-                self._followed, self._followed_stage = set(), _stage(before)
-            self._followed |= {before.board(), after.board()}
+        if followed and move.kind == Kind.TABLEAU and stage(after) == stage(before):
+            self._followed |= {before.board(), after.board()}  # (a run is of one stage)
         else:
-            self._followed, self._followed_stage = set(), None
+            self._followed = set()
         if move.kind == Kind.UNDO:
             self._forget()  # the hint's plan was for a position that is gone
         if self.game.finished and self.finished_at is None:
@@ -193,7 +182,7 @@ class Practice:
         if move is not None and move.kind == Kind.TABLEAU and self._followed:
             after = state.copy()
             after.apply(move)
-            if _stage(after) == self._followed_stage and after.board() in self._followed:
+            if stage(after) == stage(state) and after.board() in self._followed:
                 # the hints, followed, went round in circles for fifty moves of a lost 4-suit
                 # endgame, a queen to and fro (a new-user trial): said, and no hint
                 move, self.circling = None, True

@@ -232,6 +232,12 @@ def search(
 # -- memory ----------------------------------------------------------------------------------
 
 
+def stage(s: GameState) -> tuple[int, int, int, int]:
+    """What only a card shown, a deal, a redeal or a card home changes: positions of one stage
+    can come back, of two stages never."""
+    return (sum(s.down), len(s.stock), sum(map(len, s.foundations)), s.redeals_left)
+
+
 @dataclass
 class Memory:
     """What the bot remembers during one game (make a new one for each game)."""
@@ -267,7 +273,7 @@ class Memory:
     """``redeals_left`` when it had it (a level that looks again after each redeal)."""
 
     def observe(self, s: GameState, key: Any, v: float) -> None:
-        mark = (sum(s.down), len(s.stock), sum(map(len, s.foundations)), s.redeals_left)
+        mark = stage(s)
         if mark != self.shown_mark:
             self.shown_mark = mark
             self.seen.clear()
