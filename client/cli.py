@@ -117,6 +117,15 @@ def cmd_practice(args: argparse.Namespace) -> int:
 def cmd_host(args: argparse.Namespace) -> int:
     from .app import Plan
 
+    if args.seats is None:  # room for you and every bot asked for
+        args.seats = max(8, args.bots + 1)
+    elif args.bots >= args.seats:
+        print(
+            f"patience-race: --bots {args.bots} with --seats {args.seats}: each bot takes a seat"
+            f" and you take one, so at most --bots {args.seats - 1} (or more --seats)",
+            file=sys.stderr,
+        )
+        return 2
     plan = Plan(
         action="host",
         name=args.name,
@@ -421,10 +430,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--seats",
         type=int,
-        default=8,
+        default=None,
         choices=range(2, 17),
         metavar="N",
-        help="players at most (2-16, default 8)",
+        help="players at most, bots included (2-16, default 8, or one more than --bots)",
     )
     p.add_argument(
         "--private", action="store_true", help="do not list the room: join by its code only"
@@ -435,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         choices=range(0, 16),
         metavar="N",
-        help="bots to seat (default 0)",
+        help="bots to seat (default 0; each takes one of the room's seats)",
     )
     add_server_argument(p)
     p.set_defaults(func=cmd_host)

@@ -552,6 +552,22 @@ def test_play_seats_every_bot_and_reads_a_server_written_without_its_scheme(
     assert plans[1].settings.seats == 8 and plans[1].url == "ws://127.0.0.1:9"
 
 
+def test_host_seats_every_bot_or_says_there_is_no_room(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`host --bots 3 --seats 3` opened a room of three seats and said "Bot 3 left"; with no
+    --seats, ten bots get a room with a seat for each and for the host."""
+    plans: list[Any] = []
+    monkeypatch.setattr("client.cli.run_app", lambda plan: plans.append(plan) or 0)
+    assert main(["host", "--bots", "3", "--seats", "3"]) == 2
+    assert "at most --bots 2" in capsys.readouterr().err and not plans
+    assert main(["host", "--bots", "10"]) == 0
+    assert main(["host", "--bots", "2", "--seats", "3"]) == 0
+    assert main(["host"]) == 0
+    assert [p.settings.seats for p in plans] == [11, 3, 8]
+    assert [p.bots for p in plans] == [10, 2, 0]
+
+
 class _Stream(io.StringIO):
     def __init__(self, tty: bool, encoding: str = "utf-8") -> None:
         super().__init__()

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from protocol.config import NUMBERINGS, OPTIONS, TITLES
-from protocol.messages import Mode, UndoPolicy
+from protocol.messages import PROTOCOL_VERSION, Mode, UndoPolicy
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "docs" / "rules.md"
@@ -270,3 +270,14 @@ def test_the_game_record_example_replays() -> None:
         result = data["result"]
         assert (state.score(), state.score2()) == (result["score"], result["score2"])
         assert (state.moves, state.undos) == (result["moves"], result["undos"])
+
+
+def test_the_protocol_page_speaks_the_protocol_of_the_code() -> None:
+    """Its title, its ``hello`` row and its example exchange said 1.2 while the server spoke 1.3
+    (a client copying the example would send a version the page itself called old)."""
+    text = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    title = text.splitlines()[0]
+    assert title.endswith(f"version {PROTOCOL_VERSION}"), title
+    said = re.findall(r'"version": "([^"]*)"', text) + re.findall(r'`version` \("([^"]*)"\)', text)
+    assert said and set(said) == {PROTOCOL_VERSION}, said
+    assert f"this page: {PROTOCOL_VERSION}" in text
