@@ -38,7 +38,15 @@ from .hub import Hub
 from .limits import Limits, budget_key
 from .logs import RefusalLog
 from .metrics import GcPauses, Histogram
-from .outbox import CLOSE_BAD_INPUT, CLOSE_FLOOD, CLOSE_FULL, Outbox
+from .outbox import (
+    CLOSE_BAD_INPUT,
+    CLOSE_FLOOD,
+    CLOSE_FULL,
+    CLOSE_IDLE,
+    CLOSE_REPLACED,
+    CLOSE_VERSION,
+    Outbox,
+)
 from .pool import DealPool
 from .store import Store
 
@@ -49,6 +57,13 @@ DRAIN_CLOSE_S = 20.0
 systemd's ``TimeoutStopSec=30`` (deploy/systemd), which kills a stop that takes longer."""
 CLOSE_SLOW = 4413
 """The connection's output stayed over its bound: the peer does not read (docs/protocol.md)."""
+
+KNOWN_CLOSES = frozenset(
+    {1000, 1001, 1002, 1003, 1005, 1006, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014}
+    | {CLOSE_BAD_INPUT, CLOSE_FLOOD, CLOSE_VERSION, CLOSE_IDLE, CLOSE_REPLACED, CLOSE_SLOW}
+)
+"""The close codes /metrics counts apart: the standard ones and the server's own; any other a
+client chose is counted as ``other``."""
 
 _ACCEPT_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
@@ -149,6 +164,8 @@ class RaceServer:
             "Time from reading a command off its socket to having written every frame it causes.",
         )
         self.gc_pauses = GcPauses()
+        self.gc_frozen = 0
+        """Objects frozen at start-up (the command line's server freezes them once it is up)."""
         self.loop_lag = Histogram(
             "patience_race_loop_lag_seconds",
             "How late the event loop woke for its clock tick: how long a frame can wait unread.",
@@ -373,6 +390,10 @@ class RaceServer:
             return budget_key(peer)
 
     def _count_close(self, code: int) -> None:
+        # a client closing first picks its own code: any other than these counts as 0 ("other"),
+        # so that clients cannot make /metrics a series a code
+        if code not in KNOWN_CLOSES:
+            code = 0
         self.close_codes[code] = self.close_codes.get(code, 0) + 1
 
     def _deliver(self, out: Outbox, received: float | None = None) -> None:

@@ -270,6 +270,14 @@ class LiveRooms:
             self.store.db.execute("DELETE FROM live_rooms WHERE code = ?", (code,))
             self.store.db.execute("DELETE FROM seat_answers WHERE room = ?", (code,))
 
+    def forget_member(self, code: str, member: int) -> None:
+        """A member gone from the room for good (left, removed, seat let go): their answers
+        with it, so that members coming and going cannot grow the table while the room lives."""
+        with self.store.writing():
+            self.store.db.execute(
+                "DELETE FROM seat_answers WHERE room = ? AND member = ?", (code, member)
+            )
+
     def answer(
         self,
         code: str,

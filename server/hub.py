@@ -607,6 +607,8 @@ class Hub(Upkeep, HostCommands):
             room.race.set_connected(member.id, False)  # gone: apart from a racer out for idling
             room.progress_dirty = True
         room.remove(member.id)
+        if self.live is not None:
+            self.live.forget_member(room.code, member.id)
         self._event(why, room, member, by=f"{by.id}:{by.name}" if by is not None else None)
         if not room.members:
             self._close_room(room, now, out)

@@ -28,7 +28,26 @@ def respond(server: RaceServer, connection: ServerConnection, request: Request) 
     ``/races/<id>``, each read with GET or HEAD (HEAD: the headers alone; any other method gets
     ``405``); None for a path that is the WebSocket's."""
     path = request.path.split("?", 1)[0]
-    if path not in ("/healthz", "/metrics") and not path.startswith("/races/"):
+    ours = path in ("/healthz", "/metrics") or path.startswith("/races/")
+    upgrade = any("websocket" in v.lower() for v in request.headers.get_all("Upgrade"))
+    if not ours and upgrade:
+        return None  # a WebSocket's handshake: the hub charges it to the address (connect)
+    # any other request is a TCP connection of its own (the answer closes it): charged to the
+    # address's budget of new connections, as a WebSocket's is (a page not ours is then
+    # answered 426 by websockets)
+    address = server.request_address(connection, request)
+    now = time.monotonic()
+    budget = server.hub.budget(address, now, "connects")
+    if address and not budget.take(now):
+        server.hub.count("refused_http_rate")
+        server.refusals.note(address, "connecting_too_fast", now, 429)
+        wait = budget.wait(now)
+        return too_many(
+            f"requests from your address are limited to {server.limits.connect_rate:g} a second:"
+            f" try again in {wait:.0f} s\n",
+            wait,
+        )
+    if not ours:
         return None
     method = request.method
     if method not in ("GET", "HEAD"):
@@ -76,6 +95,19 @@ async def respond_in_cluster(
     return response
 
 
+def too_many(text: str, wait: float) -> Response:
+    """``429``, saying ``text`` and when to try again (Retry-After, whole seconds, at least 1)."""
+    body = text.encode()
+    headers = Headers(
+        [
+            ("Content-Type", "text/plain; charset=utf-8"),
+            ("Content-Length", str(len(body))),
+            ("Retry-After", str(int(wait) or 1)),
+        ]
+    )
+    return Response(429, "Too Many Requests", headers, body)
+
+
 def race_record(
     server: RaceServer, connection: ServerConnection, request: Request, race_id: str
 ) -> Response:
@@ -100,18 +132,11 @@ def race_record(
         hub.count("record_budget_refused")
         server.refusals.note(address, "record_rate", now, 429)
         wait = hub.record_budget.wait_s(address, now)
-        text = (
+        return too_many(
             f"race records to your address are limited to {server.limits.record_rate / 1024:.0f}"
-            f" KiB a second: try again in {wait:.0f} s\n"
-        ).encode()
-        headers = Headers(
-            [
-                ("Content-Type", "text/plain; charset=utf-8"),
-                ("Content-Length", str(len(text))),
-                ("Retry-After", str(int(wait) or 1)),
-            ]
+            f" KiB a second: try again in {wait:.0f} s\n",
+            wait,
         )
-        return Response(429, "Too Many Requests", headers, text)
     headers = Headers(
         [
             ("Content-Type", "application/json"),
@@ -168,7 +193,8 @@ def metrics_text(server: RaceServer) -> str:
         "# TYPE patience_race_closes_total counter",
     ]
     for close_code, value in sorted(server.close_codes.items()):
-        lines.append(f'patience_race_closes_total{{code="{close_code}"}} {value}')
+        label = close_code or "other"
+        lines.append(f'patience_race_closes_total{{code="{label}"}} {value}')
     lines += [
         "# HELP patience_race_uptime_seconds Seconds since the server started.",
         "# TYPE patience_race_uptime_seconds gauge",
@@ -213,5 +239,5 @@ def metrics_text(server: RaceServer) -> str:
             f"patience_race_certified_ready {sum(len(d) for d in pool.ready.values())}",
         ]
     lines += server.handling.lines() + server.loop_lag.lines()
-    lines += server.gc_pauses.histogram.lines() + gc_lines()
+    lines += server.gc_pauses.histogram.lines() + gc_lines(server.gc_frozen)
     return "\n".join(lines) + "\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidMessage
@@ -129,5 +131,38 @@ async def test_an_address_opening_connections_too_fast_is_dropped_before_its_han
                 await ws.recv()
         assert server.hub.metrics["refused_opening"] >= 1
         assert ("127.0.0.1", "connecting_too_fast") in server.refusals.seen
+    finally:
+        await server.stop()
+
+
+async def test_http_requests_are_charged_to_the_address_budget_of_connections() -> None:
+    """`/metrics` and `/healthz` (and a page that is none of the server's) cost nothing: one
+    address sent 644 a second, and each `/metrics` stalled the server 10 ms (a red team)."""
+    server = RaceServer(
+        "127.0.0.1",
+        0,
+        limits=fast_limits(connect_rate=0.2, connect_burst=4),
+        store=Store(":memory:"),
+    )
+    await server.start()
+    try:
+        paths = ["/healthz", "/metrics", "/", "/healthz"]
+        statuses = [(await http_get(server, path))[0] for path in paths]
+        assert statuses == [200, 200, 426, 200]
+        refused = 0
+        for path in ("/healthz", "/metrics", "/races/abc"):
+            try:
+                status, headers, body = await http_get(server, path)
+            except (OSError, asyncio.IncompleteReadError):
+                refused += 1  # dropped before its request was read: the budget said so at once
+            else:
+                assert status == 429 and int(headers["retry-after"]) >= 1, (status, body)
+                assert b"limited to 0.2 a second" in body
+                refused += 1
+        assert refused == 3
+        # and the budget is the one a WebSocket's handshake is charged to
+        with pytest.raises((InvalidMessage, OSError)):
+            async with connect(server.url, open_timeout=5) as ws:
+                await ws.recv()
     finally:
         await server.stop()

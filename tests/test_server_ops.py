@@ -181,6 +181,30 @@ async def test_metrics_count_connections_rooms_moves_refusals_and_closes() -> No
         assert m['patience_race_closes_total{code="1000"}'] == 3
 
 
+async def test_metrics_cost_no_walk_of_the_heap_and_no_series_a_client_chooses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each scrape counted the frozen objects (10 ms a call on a server just up), and each close
+    code a client chose was a series of its own (2,000 closes, 2,000 series: a red team)."""
+    import gc
+
+    def walked() -> int:
+        raise AssertionError("the frozen objects are counted once, at start-up")
+
+    monkeypatch.setattr(gc, "get_freeze_count", walked)
+    async with running_server() as server:
+        server.gc_frozen = 1234
+        for code in (4999, 4321, 1000):
+            async with raw_client(server.url) as ws:
+                await ws.close(code)
+        await eventually(lambda: sum(server.close_codes.values()) == 3)
+        m = parse_metrics((await http_get(server, "/metrics"))[2].decode())
+        assert m['patience_race_closes_total{code="other"}'] == 2
+        assert m['patience_race_closes_total{code="1000"}'] == 1
+        assert not [k for k in m if "4999" in k or "4321" in k]
+        assert m["patience_race_gc_frozen_objects"] == 1234
+
+
 async def test_a_move_is_committed_before_it_is_acknowledged(tmp_path: Path) -> None:
     db = tmp_path / "races.sqlite3"
     async with running_server(store=Store(db)) as server:

@@ -284,3 +284,55 @@ async def test_a_private_rooms_code_is_not_kept(tmp_path: Path) -> None:
         assert listed and all(r["room"] in ("", None) for r in listed)
         raw = server.store.db.execute("SELECT room, record FROM races").fetchall()
         assert all(code not in (room or "") + (record or "") for room, record in raw)
+
+
+def test_members_who_come_and_go_leave_no_answers_behind() -> None:
+    """Each seat's last answers are written down (`seat_answers`) and were deleted only with
+    the room: spectators joining, sending commands and leaving a room that stays open grew the
+    table without end, past `--max-db-mb` (a red team: 43,493 rows in two minutes)."""
+    from protocol.messages import (
+        PROTOCOL_VERSION,
+        CreateRoom,
+        Hello,
+        JoinRoom,
+        Kick,
+        Leave,
+        ListRooms,
+        Ready,
+    )
+    from server.hub import Hub
+    from server.limits import Limits
+
+    store = Store(":memory:")
+    hub = Hub(Limits(), store=store, wall=lambda: 1_700_000_000.0)
+    now = 1000.0
+
+    def session(first: object) -> tuple[int, object]:
+        cid = hub.connect(now)
+        assert cid is not None
+        hub.handle(cid, Hello(seq=0, version=PROTOCOL_VERSION), now)
+        out = hub.handle(cid, first, now)  # type: ignore[arg-type]
+        return cid, out
+
+    def rows() -> int:
+        return int(store.db.execute("SELECT count(*) FROM seat_answers").fetchone()[0])
+
+    host, _ = session(CreateRoom(seq=1, name="Ann", settings=Settings(private=True)))
+    code = hub.conns[host].room.code  # type: ignore[union-attr]
+    for _round in range(5):
+        for n in range(4):
+            cid, _ = session(JoinRoom(seq=1, code=code, name=f"Spy {n}", spectate=True))
+            for seq in range(2, 20):
+                hub.handle(cid, ListRooms(seq=seq) if seq % 2 else Ready(seq=seq), now)
+            hub.handle(cid, Leave(seq=20), now)
+            hub.disconnect(cid, now)
+    bob, _ = session(JoinRoom(seq=1, code=code, name="Bob"))
+    bob_id = hub.conns[bob].member.id  # type: ignore[union-attr]
+    for seq in range(2, 6):
+        hub.handle(bob, Ready(seq=seq, ready=seq % 2 == 0), now)
+    assert rows() > 2  # the host's and Bob's answers are kept, as a restart needs them
+    hub.handle(host, Kick(seq=2, id=bob_id), now)
+    members = {m for (m,) in store.db.execute("SELECT DISTINCT member FROM seat_answers")}
+    assert members == {hub.conns[host].member.id}  # type: ignore[union-attr]
+    assert rows() <= 16
+    store.close()
