@@ -136,6 +136,12 @@ class HostCommands:
                     "another deal",
                 )
             settings = settings.model_copy(update={"deal_number": room.settings.deal_number})
+        if settings == room.settings and room.state == "lobby" and settings.deal_number is None:
+            # nothing changes: nobody is made to press ready again, nothing is sent or logged
+            # (not with a fixed deal: a host who took over would learn whether a number they
+            # sent is the secret one)
+            out.reply(conn.id, Ack(seq=cmd.seq))
+            return
         config = self._check_settings(settings, len(room.players()))
         if room.state == "countdown":
             self._stop_countdown(room, member, out)

@@ -61,7 +61,15 @@ from protocol.names import BadName, clashes, normalize
 from .durable import LiveRooms
 from .host import HostCommands
 from .lifecycle import RaceLifecycle
-from .limits import AddressBudgets, BudgetKind, Limits, TokenBucket
+from .limits import (
+    NETWORK_SHARE,
+    AddressBudgets,
+    BudgetKind,
+    Limits,
+    TokenBucket,
+    count_held,
+    over_share,
+)
 from .outbox import (
     CLOSE_BAD_INPUT,
     CLOSE_FLOOD,
@@ -158,6 +166,9 @@ class Hub(Upkeep, HostCommands):
         self.budgets = AddressBudgets(self.limits)
         """Each address's budgets for creating rooms, joining them and starting races (bounded)."""
         self.finished: OrderedDict[str, RaceRecord] = OrderedDict()
+        """The latest finished races' records (at most :data:`~server.lifecycle.FINISHED_KEPT`,
+        and :data:`~server.lifecycle.FINISHED_MOVES` moves in all), the oldest dropped first."""
+        self.finished_moves = 0
         self.records = RecordCache(self.limits.record_cache_bytes)
         self.record_budget = ByteBudget(self.limits.record_rate, self.limits.record_burst)
         self.draining = False
@@ -184,7 +195,7 @@ class Hub(Upkeep, HostCommands):
         if self.draining or len(self.conns) >= self.limits.max_connections:
             self.refused_why = "restarting" if self.draining else "server_full"
             return None
-        if peer and self.per_address.get(peer, 0) >= self.limits.max_per_address:
+        if peer and over_share(self.per_address, peer, self.limits.max_per_address):
             self.count("refused_per_address")
             self.refused_why = "too_many_connections"
             return None
@@ -193,7 +204,7 @@ class Hub(Upkeep, HostCommands):
             self.refused_why = "connecting_too_fast"
             return None
         if peer:
-            self.per_address[peer] = self.per_address.get(peer, 0) + 1
+            count_held(self.per_address, peer, 1)
         cid = self._next_conn
         self._next_conn += 1
         self._next_sweep = min(self._next_sweep, now + self.limits.hello_timeout_s)
@@ -206,11 +217,7 @@ class Hub(Upkeep, HostCommands):
         out = Outbox()
         conn = self.conns.pop(cid, None)
         if conn is not None and conn.peer:
-            left = self.per_address.get(conn.peer, 1) - 1
-            if left > 0:
-                self.per_address[conn.peer] = left
-            else:
-                self.per_address.pop(conn.peer, None)
+            count_held(self.per_address, conn.peer, -1)
         if conn is None or conn.room is None or conn.member is None:
             return out
         room, member = conn.room, conn.member
@@ -309,6 +316,8 @@ class Hub(Upkeep, HostCommands):
         handler = self._handlers.get(type(cmd))
         try:
             assert handler is not None
+            if isinstance(cmd, Ready | UpdateSettings | Rematch | Start) and conn.room is not None:
+                self._charge_change(conn.room, now)
             handler(self, conn, cmd, now, out)
         except CommandError as exc:
             out.reply(cid, Error(seq=cmd.seq, code=exc.code, message=exc.message))
@@ -386,12 +395,14 @@ class Hub(Upkeep, HostCommands):
             )
         peer = conn.peer
         most = self.limits.max_rooms_per_address
-        if peer and self.rooms_per_address.get(peer, 0) >= most:
+        if peer and over_share(self.rooms_per_address, peer, most):
             self.count("rooms_refused_per_address")
+            if self.rooms_per_address.get(peer, 0) < most:  # its IPv6 /48's share
+                most, whose = NETWORK_SHARE * most, "your network (its IPv6 /48)"
+            else:
+                whose = "your address"
             held = "1 open room" if most == 1 else f"{most} open rooms"
-            raise CommandError(
-                "too_many_rooms", f"your address already holds {held}: leave one first"
-            )
+            raise CommandError("too_many_rooms", f"{whose} already holds {held}: leave one first")
         name = check_name(cmd.name)
         config = self._check_settings(cmd.settings, 1)
         if peer and not (rooms := self.budget(peer, now)).take(now):
@@ -405,7 +416,7 @@ class Hub(Upkeep, HostCommands):
         self.rooms[code] = room
         self._rooms_listed = (-1.0, [])  # a new room is listed at once
         if peer:
-            self.rooms_per_address[peer] = self.rooms_per_address.get(peer, 0) + 1
+            count_held(self.rooms_per_address, peer, 1)
         member, token = room.add(name, "player", now)
         self._bind(conn, room, member)
         self.count("rooms_created")
@@ -421,6 +432,20 @@ class Hub(Upkeep, HostCommands):
             conn.id,
             Joined(seq=cmd.seq, you=member.id, role="player", token=token, room=room.info()),
         )
+
+    def _charge_change(self, room: Room, now: float) -> None:
+        """A command that changes the room, each change sent to every member: within the
+        room's budget, or refused (nothing done) with when to try again."""
+        limits = self.limits
+        if room.changes is None:
+            room.changes = TokenBucket(limits.room_change_rate, limits.room_change_burst, now)
+        if not room.changes.take(now):
+            wait = room.changes.wait(now)
+            raise CommandError(
+                "rate_limited",
+                f"this room is changing too fast (ready, settings, rematch): not done; try again"
+                f" in {max(wait, 0.1):.1f} s",
+            )
 
     def budget(self, peer: str, now: float, kind: BudgetKind = "rooms") -> TokenBucket:
         """The client address ``peer``'s budget of one ``kind`` (:class:`AddressBudgets`)."""
@@ -747,11 +772,7 @@ class Hub(Upkeep, HostCommands):
         if self.live is not None:
             self.live.forget(room.code)
         if room.owner:
-            left = self.rooms_per_address.get(room.owner, 1) - 1
-            if left > 0:
-                self.rooms_per_address[room.owner] = left
-            else:
-                self.rooms_per_address.pop(room.owner, None)
+            count_held(self.rooms_per_address, room.owner, -1)
         for m in list(room.members.values()):
             conn = self.conns.get(m.conn) if m.conn is not None else None
             if conn is not None and conn.room is room:

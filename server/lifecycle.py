@@ -51,6 +51,16 @@ AWAY_SEATED_S = 10.0
 """A ready player whose connection dropped less than this long before a race starts is seated
 in it (back within the grace, they race); one away longer sits it out."""
 
+FINISHED_KEPT = 256
+"""Finished races' records kept in memory (the store keeps them all, for ``keep_days``)..."""
+FINISHED_MOVES = 400_000
+"""...and moves in them all, about 30 MB (a race of sixteen at 5,000 moves each is 80,000 moves
+and 6 MB: 256 of them were 1.6 GB, a red team)."""
+
+
+def _moves(record: RaceRecord) -> int:
+    return sum(len(p.moves) for p in record.players)
+
 
 class RaceLifecycle:
     """The race's side of the hub (mixed into :class:`server.hub.Hub`)."""
@@ -63,6 +73,7 @@ class RaceLifecycle:
     held_by_restart: dict[str, bool]
     wall: Callable[[], float]
     finished: OrderedDict[str, RaceRecord]
+    finished_moves: int
     draining: bool
 
     if TYPE_CHECKING:
@@ -544,8 +555,12 @@ class RaceLifecycle:
             ],
         )
         self.finished[race.race_id] = record
-        while len(self.finished) > 256:
-            self.finished.popitem(last=False)
+        self.finished_moves += _moves(record)
+        while len(self.finished) > FINISHED_KEPT or (
+            self.finished_moves > FINISHED_MOVES and len(self.finished) > 1
+        ):
+            _, dropped = self.finished.popitem(last=False)
+            self.finished_moves -= _moves(dropped)
         if self.store is not None:
             self.store.finish_race(record, reason)
         self.count("races_finished")

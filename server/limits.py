@@ -56,6 +56,13 @@ class Limits:
     """Seats one address may take back a second, on average (a resume tells the whole room)..."""
     resume_burst: int = 60
     """...with this many at once (a class behind one address, back after a restart)."""
+    room_change_rate: float = 4.0
+    """Changes the members' commands may make to one room a second, on average (ready, the
+    settings, a rematch asked, the host's start): each is sent to every member, and sixteen
+    players toggling ready sent each of 47 members 200 KiB a second, cutting those on a slow
+    link (a red team)..."""
+    room_change_burst: int = 40
+    """...with this many at once (sixteen players ready, the settings changed, all ready again)."""
     keep_days: float = 30.0
     """Races (finished or not) older than this are deleted, with their moves; 0 keeps all
     (within ``max_db_mb``)."""
@@ -129,6 +136,44 @@ def budget_key(address: str) -> str:
             return str(ip.ipv4_mapped)
         return str(ipaddress.IPv6Network((ip, 64), strict=False))
     return str(ip)
+
+
+NETWORK_SHARE = 4
+"""An IPv6 /48 may hold at most this many times what one /64 may (connections, rooms): one
+subscriber often has a /56 or a /48, 256 or 65,536 budget keys, and from one /56 a red team
+opened the server's thousand rooms in 12 s."""
+
+
+def network_key(key: str) -> str | None:
+    """The IPv6 /48 that budget key ``key`` (a /64, :func:`budget_key`) lies in; None for an
+    IPv4 address or anything else."""
+    if not key.endswith("/64"):
+        return None
+    try:
+        return str(ipaddress.IPv6Network(key).supernet(new_prefix=48))
+    except ValueError:
+        return None
+
+
+def over_share(held: dict[str, int], key: str, most: int) -> bool:
+    """Whether ``key`` (a budget key) holds ``most`` of what ``held`` counts, or its IPv6 /48
+    :data:`NETWORK_SHARE` times that."""
+    if held.get(key, 0) >= most:
+        return True
+    wide = network_key(key)
+    return wide is not None and held.get(wide, 0) >= NETWORK_SHARE * most
+
+
+def count_held(held: dict[str, int], key: str, delta: int) -> None:
+    """Count ``delta`` more (or fewer) held by ``key`` and by its IPv6 /48 in ``held``; a count
+    down to nothing is dropped."""
+    for k in (key, network_key(key)):
+        if k:
+            n = held.get(k, 0) + delta
+            if n > 0:
+                held[k] = n
+            else:
+                held.pop(k, None)
 
 
 class TokenBucket:

@@ -26,6 +26,7 @@ from protocol.messages import (
     PublicSettings as PublicSettingsModel,
 )
 
+from .limits import TokenBucket
 from .race import Race
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
@@ -149,6 +150,9 @@ class Room:
         self.next_id = 1
         self.progress_dirty = False
         self.progress_sent = 0.0
+        self.changes: TokenBucket | None = None
+        """The members' budget of changes to the room (the hub's ``room_change_rate``), made
+        at the first change."""
         self.last_over: RaceOver | None = None
         self.removed: OrderedDict[str, float] = OrderedDict()
         """Addresses the host removed someone from, and until when they may not join again

@@ -17,6 +17,7 @@ from protocol.messages import Notice, RaceOver
 
 from .durable import LiveRooms, Unrevivable, revive_race_only, revive_room
 from .lifecycle import RESTART_HOLD_S, RaceLifecycle
+from .limits import count_held
 from .outbox import CLOSE_IDLE, CLOSE_RESTART, Conn, Outbox
 from .rooms import MemberState, Room, log_label
 
@@ -300,7 +301,7 @@ class Upkeep(RaceLifecycle):
                 # with a player not ready, there and then, waits for them as it did)
                 self.awaiting_start.add(code)
             if room.owner:
-                self.rooms_per_address[room.owner] = self.rooms_per_address.get(room.owner, 0) + 1
+                count_held(self.rooms_per_address, room.owner, 1)
             self._save(room)  # its clock, with the downtime counted
             self._event("room_restored", room, None, state=room.state)
             back += 1

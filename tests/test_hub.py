@@ -1467,3 +1467,105 @@ def test_a_join_refused_for_its_name_costs_no_join() -> None:
     third = _peer(h, "198.51.100.7")
     late = h.cmd(third, JoinRoom(seq=0, code=code2, name="Bot 2"))
     assert isinstance(late, Error) and late.code == "rate_limited"  # the two joins are spent
+
+
+def test_changes_to_a_room_have_a_budget_of_the_room() -> None:
+    """Sixteen players toggling ready sent every member of the room a room update each time, 200
+    KiB a second to a watcher on a slow link, who was cut for not reading (a red team)."""
+    h = Harness(room_change_rate=1.0, room_change_burst=6)
+    code, (ann, bob, cat), _ = h.room(Settings(seats=3), "Ann", "Bob", "Cat")
+    watcher = h.connect()
+    assert isinstance(h.cmd(watcher, JoinRoom(seq=0, code=code, name="Dan", spectate=True)), Joined)
+    h.clear()
+    answers = [h.cmd(bob, Ready(seq=0, ready=n % 2 == 0)) for n in range(10)]
+    assert [type(a).__name__ for a in answers] == ["Ack"] * 6 + ["Error"] * 4
+    refused = answers[-1]
+    assert isinstance(refused, Error) and refused.code == "rate_limited"
+    assert "changing too fast" in refused.message and "try again in 1.0 s" in refused.message
+    assert len(h.got(watcher, RoomUpdate)) == 6  # what was refused was sent to nobody
+    # the budget is the room's: another player is refused too, another room is not
+    assert isinstance(h.cmd(cat, Ready(seq=0)), Error)
+    _other, (eve, _fay), _ = h.room(None, "Eve", "Fay")
+    assert isinstance(h.cmd(eve, Ready(seq=0)), Ack)
+    h.tick(1.0)  # a second on: one change more
+    assert isinstance(h.cmd(ann, Ready(seq=0)), Ack)
+    assert isinstance(h.cmd(cat, Ready(seq=0)), Error)
+
+
+def test_the_same_settings_sent_again_change_nothing() -> None:
+    """Settings sent again as they are made everyone press ready again, and were logged and
+    sent to every member each time."""
+    h = Harness()
+    settings = Settings(game="spider", options={"suits": 2}, seats=4)
+    code, (ann, bob), _ = h.room(settings, "Ann", "Bob")
+    assert isinstance(h.cmd(bob, Ready(seq=0)), Ack)
+    h.clear()
+    assert isinstance(h.cmd(ann, UpdateSettings(seq=0, settings=settings)), Ack)
+    assert h.got(bob, RoomUpdate) == []
+    room = h.hub.rooms[code]
+    assert [m.ready for m in room.players()] == [False, True]
+    changed = settings.model_copy(update={"seats": 5})
+    assert isinstance(h.cmd(ann, UpdateSettings(seq=0, settings=changed)), Ack)
+    assert len(h.got(bob, RoomUpdate)) == 1
+    assert [m.ready for m in room.players()] == [False, False]
+
+
+def test_finished_races_kept_in_memory_are_bounded_by_their_moves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """256 records were kept whatever their size: sixteen players at 5,000 moves each made one of
+    6 MB, and 256 of them 1.6 GB (a red team).  The store keeps every record."""
+    import server.lifecycle
+
+    monkeypatch.setattr(server.lifecycle, "FINISHED_MOVES", 5)
+    h = Harness()
+    ids = []
+    for n in range(3):
+        _code, (ann, bob), _ = h.race(None, f"Ann {n}", f"Bob {n}")
+        for c in (ann, bob):
+            h.move(c, kind="deal")
+            h.move(c, kind="resign")
+        ids.append(h.hub.rooms[_code].race.race_id)  # type: ignore[union-attr]
+    # two moves each, four a race: over five, only the last race's record stays
+    assert list(h.hub.finished) == ids[-1:]
+    assert h.hub.finished_moves == 4
+
+
+def test_an_ipv6_network_holds_a_few_times_what_one_64_may() -> None:
+    """Budgets are kept per IPv6 /64, and one subscriber's /56 is 256 of them: from one /56 a red
+    team opened the server's thousand rooms in 12 s, and no one else could open one."""
+    from server.limits import NETWORK_SHARE, budget_key, network_key
+
+    h = Harness(max_rooms_per_address=2, room_create_burst=100)
+    opened = []
+    for n in range(12):  # twelve /64s of one /48
+        cid = _peer(h, budget_key(f"2001:db8:0:{n:x}::1"))
+        opened.append(h.cmd(cid, CreateRoom(seq=0, name="Spam", settings=Settings())))
+    kinds = [type(a).__name__ for a in opened]
+    assert kinds == ["Joined"] * (2 * NETWORK_SHARE) + ["Error"] * (12 - 2 * NETWORK_SHARE)
+    refused = opened[-1]
+    assert isinstance(refused, Error) and refused.code == "too_many_rooms"
+    assert "your network (its IPv6 /48) already holds 8 open rooms" in refused.message
+    # another /48, and IPv4, are not held back
+    for address in ("2001:db8:1::1", "203.0.113.1"):
+        other = _peer(h, budget_key(address))
+        assert isinstance(h.cmd(other, CreateRoom(seq=0, name="Ann", settings=Settings())), Joined)
+    # its rooms closed, the network may open them again
+    for room in list(h.hub.rooms.values()):
+        if network_key(room.owner) == "2001:db8::/48":
+            for m in list(room.members.values()):
+                h.take(h.hub.disconnect(m.conn, h.now))  # type: ignore[arg-type]
+    h.tick(h.hub.limits.grace_s + 1)
+    assert not [k for k in h.hub.rooms_per_address if k.startswith("2001:db8::")]
+    assert not [k for k in h.hub.rooms_per_address if network_key(k) == "2001:db8::/48"]
+    again = _peer(h, budget_key("2001:db8:0:77::1"))
+    assert isinstance(h.cmd(again, CreateRoom(seq=0, name="Ann", settings=Settings())), Joined)
+
+    # connections: a /48 holds four times what a /64 may
+    h = Harness(max_per_address=3)
+    held = [h.hub.connect(h.now, budget_key(f"2001:db8:0:{n:x}::1")) for n in range(13)]
+    assert [c is not None for c in held] == [True] * (3 * NETWORK_SHARE) + [False]
+    assert h.hub.refused_why == "too_many_connections"
+    assert h.hub.connect(h.now, budget_key("2001:db8:1::1")) is not None
+    h.take(h.hub.disconnect(held[0], h.now))  # type: ignore[arg-type]
+    assert h.hub.connect(h.now, budget_key("2001:db8:0:99::1")) is not None
