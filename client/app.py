@@ -649,6 +649,12 @@ class RaceApp(App[None]):
             model.status = "In the lobby, ready for the next race (r: not ready)."
 
     async def race_key(self, key: str) -> None:
+        if self.model.role == "spectator" or self.model.state is None:
+            # no board: a player's key does nothing (o switched a watcher's auto-home off for
+            # the races it later sat in, unseen: a timed-race trial)
+            if key != "escape":
+                self.model.status = "You are watching: no board to play here (? lists the keys)."
+            return
         session = self.session
         if session is not None and not session.connected and key not in ("h", "o", "escape"):
             # said, not silently lost (a move typed while the server restarts)

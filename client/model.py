@@ -501,14 +501,19 @@ class RaceModel:
         if problems:
             self.verdict = "WARNING: the revealed deal does not match: " + "; ".join(problems)
         else:
-            what = (
-                "every card you were shown"
-                if self.witness.start is not None
+            if self.witness.start is not None:
+                what = "every card you were shown"
+            elif self.role == "spectator":
+                # (a spectator who watched from the lobby was told it had not seen the race
+                # from its start: a timed-race trial)
+                what = "the commitment (a spectator is shown no card, so none is checked)"
+            else:
                 # (why only that, said: "matches the commitment" after a rejoin read as less
                 # than the README promised, unexplained: a new-user trial)
-                else "the commitment (this terminal did not see the race from its start, so "
-                "no card it was shown is checked)"
-            )
+                what = (
+                    "the commitment (this terminal did not see the race from its start, so "
+                    "no card it was shown is checked)"
+                )
             partial = "" if self.witness_complete else " (up to your reconnection)"
             self.verdict = f"deal verified: #{reveal.number} matches {what}{partial}"
 

@@ -7,11 +7,12 @@ As there, nothing here is markup: names and server messages are other people's t
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
 from rich.cells import cell_len
 from rich.text import Text
 
-from protocol.config import SPIDER
+from protocol.config import LOUIS, SPIDER, ST_HELENA
 from protocol.messages import Standing, display_code
 
 from .model import RaceModel
@@ -480,9 +481,7 @@ def _results_tail(model: RaceModel, join_hint: str | None) -> Text:
                 par += f"; the best winner took {plural(best, 'move')}"
             t.append(par + ".\n", style="bold")
         where = "xpat2" if reveal.numbering == "xpat2" else "PySolFC"
-        differs = ""
-        if reveal.game != SPIDER and reveal.options.get("build", "suit") == "suit":
-            differs = " (the same deal; PySolFC builds in any suit)"
+        differs = pysolfc_differs(reveal.game, reveal.options) if where == "PySolFC" else ""
         suits = reveal.options.get("suits", 4)
         if reveal.game == SPIDER and reveal.numbering == "xpat2" and suits != 4:
             # (xpat2 deals 4 suits only: its game is this one's layout, not recoloured: a trial)
@@ -529,6 +528,25 @@ def _results_tail(model: RaceModel, join_hint: str | None) -> Text:
     t.append("\n")
     t.append("    ".join(results_keys(model)) + "\n", style="bold")
     return t
+
+
+def pysolfc_differs(game: str, options: Mapping[str, object]) -> str:
+    """What a deal replayed in PySolFC plays by other rules there ("" when none): its St.
+    Helena builds in any suit and never fills an empty pile; its Louis builds in suit with a
+    wrap between king and ace (docs/rules.md)."""
+    if game == LOUIS:
+        if options.get("build", "suit") == "any":
+            return " (the same deal; PySolFC builds in suit there, a king and an ace on each other)"
+        return " (the same deal; PySolFC lets a king and an ace go on each other)"
+    if game == ST_HELENA:
+        other = []
+        if options.get("build", "suit") == "suit":
+            other.append("builds in any suit")
+        if options.get("spaces", "none") == "any":
+            other.append("never fills an empty pile")
+        if other:
+            return f" (the same deal; PySolFC {' and '.join(other)})"
+    return ""
 
 
 def results_keys(model: RaceModel) -> list[str]:

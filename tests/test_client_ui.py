@@ -111,6 +111,13 @@ async def test_a_spectator_follows_the_room_to_the_next_race() -> None:
             await ann.request(Ready(seq=0))
             await bob.request(Ready(seq=0))
             await wait_until(pilot, lambda: app.model.phase == "racing")
+            # a player's keys do nothing here, and say so (o switched auto-home off, unseen, for
+            # the races the watcher later sat in: a timed-race trial)
+            auto_home = app.auto_home
+            for key in ("o", "h", "1"):
+                await pilot.press(key)
+                assert "You are watching: no board to play" in status_of(app), key
+            assert app.auto_home == auto_home
             await resign(ann)
             await wait_until(pilot, lambda: "Ann resigned" in status_of(app))
             await resign(bob)

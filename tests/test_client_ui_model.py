@@ -976,14 +976,28 @@ def test_results_of_a_certified_deal_show_its_par() -> None:
     assert (
         "Replay it in xpat2 as game #7 (its 4-suit game: the same layout, here recoloured" in text
     )
-    # St. Helena with build by suit (the default) is not PySolFC's rules (any suit): said
-    for build, said in (("suit", True), ("any", False)):
-        st_helena = reveal.model_copy(
-            update={"game": "st-helena", "options": {"build": build, "spaces": "none"}}
-        )
-        model.last.reveal = st_helena  # type: ignore[union-attr]
+    # where PySolFC plays the deal by other rules, said: its St. Helena builds in any suit and
+    # never fills an empty pile; its Louis builds in suit with a wrap (said backwards for Louis,
+    # and nothing for St. Helena's spaces: a St. Helena and Louis trial)
+    for game, options, said in (
+        ("st-helena", {"build": "suit", "spaces": "none"}, "PySolFC builds in any suit)"),
+        ("st-helena", {"build": "any", "spaces": "none"}, None),
+        ("st-helena", {"build": "any", "spaces": "any"}, "PySolFC never fills an empty pile)"),
+        (
+            "st-helena",
+            {"build": "suit", "spaces": "any"},
+            "PySolFC builds in any suit and never fills an empty pile)",
+        ),
+        ("louis", {"build": "suit"}, "PySolFC lets a king and an ace go on each other)"),
+        ("louis", {"build": "any"}, "PySolFC builds in suit there, a king and an ace on each"),
+    ):
+        model.last.reveal = reveal.model_copy(update={"game": game, "options": options})  # type: ignore[union-attr]
         text = " ".join(screens.results(model, 78).plain.split())
-        assert ("PySolFC builds in any suit" in text) == said, build
+        if said is None:
+            assert "Replay it in PySolFC as game #7." in text, options
+        else:
+            assert f"Replay it in PySolFC as game #7 (the same deal; {said}" in text, options
+        assert "any suit" not in text or game == "st-helena", (game, options)
 
 
 def test_race_over_names_a_winner_only_when_someone_won() -> None:

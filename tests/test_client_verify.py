@@ -16,6 +16,7 @@ from protocol.messages import (
     MoveCmd,
     Moved,
     RaceOver,
+    Ready,
     Rematch,
     Resume,
     RoomUpdate,
@@ -227,6 +228,30 @@ def test_a_role_changed_just_before_the_end_does_not_skip_the_cards() -> None:
     flip = RoomUpdate(room=room.model_copy(update={"members": members, "state": "racing"}))
     model = fed([*events[:at], flip, *events[at:]])
     assert model.verified is False and "move 1 showed" in (model.verdict or "")
+
+
+def test_a_spectator_is_told_it_is_shown_no_card_not_that_it_came_late() -> None:
+    """Dan watched from the lobby to the end and was told his terminal "did not see the race
+    from its start" (a timed-race trial): a spectator is shown no card, whenever it came."""
+    from protocol.messages import JoinRoom
+
+    h = Harness()
+    code, (ann, bob), _ = h.room(None, "Ann", "Bob")
+    dan = h.connect()
+    watching = h.cmd(dan, JoinRoom(seq=0, code=code, name="Dan", spectate=True))
+    assert isinstance(watching, Joined)
+    for c in (ann, bob):
+        h.cmd(c, Ready(seq=0))
+    h.tick(h.hub.limits.countdown_ms / 1000)
+    resign(h, ann)
+    resign(h, bob)
+    model = RaceModel(name="Dan")
+    for e in [watching, *h.inbox[dan]]:
+        model.apply(e)
+    assert model.verified is True
+    assert model.verdict.endswith(
+        "matches the commitment (a spectator is shown no card, so none is checked)"
+    ), model.verdict
 
 
 async def test_an_unasked_snapshot_is_ignored() -> None:
