@@ -105,10 +105,10 @@ def _load(path: Path) -> Seats:
                 held = {name_key(str(held.get("name", ""))): held}
             for key, seat in held.items():
                 if isinstance(seat, dict) and isinstance(seat.get("token"), str):
-                    seats.setdefault(url, {}).setdefault(code, {})[key] = {
-                        "token": seat["token"],
-                        "name": str(seat.get("name", "")),
-                    }
+                    kept = {"token": seat["token"], "name": str(seat.get("name", ""))}
+                    if isinstance(seat.get("id"), str) and seat["id"].isdigit():
+                        kept["id"] = seat["id"]
+                    seats.setdefault(url, {}).setdefault(code, {})[key] = kept
     return seats
 
 
@@ -167,14 +167,20 @@ def saved_seat(url: str, code: str, name: str, path: Path | None = None) -> Seat
     return held.get(name_key(name))
 
 
-def save_seat(url: str, code: str, token: str, name: str, path: Path | None = None) -> None:
-    """Save the seat (:class:`SeatsError` if it cannot be: quitting would then lose it)."""
+def save_seat(
+    url: str, code: str, token: str, name: str, path: Path | None = None, member: int | None = None
+) -> None:
+    """Save the seat, with the ``member`` id it has in the room (:class:`SeatsError` if it
+    cannot be: quitting would then lose it)."""
 
     def change(data: Seats) -> bool:
         # the newest last: move this server and this room to the end, then trim the oldest
         rooms = data.pop(url, {})
         held = rooms.pop(room_key(code), {})
-        held[name_key(name)] = {"token": token, "name": name}
+        seat = {"token": token, "name": name}
+        if member is not None:
+            seat["id"] = str(member)
+        held[name_key(name)] = seat
         rooms[room_key(code)] = held
         data[url] = rooms
         for old in list(rooms)[:-ROOMS_PER_SERVER]:
@@ -194,6 +200,34 @@ def forget_seat(url: str, code: str, name: str, path: Path | None = None) -> Non
         rooms = data.get(url, {})
         held = rooms.get(room_key(code), {})
         if held.pop(name_key(name), None) is None:
+            return False
+        if not held:
+            del rooms[room_key(code)]
+        if not rooms:
+            del data[url]
+        return True
+
+    with contextlib.suppress(SeatsError):
+        _change(path, change)
+
+
+def forget_gone(url: str, code: str, members: set[int], path: Path | None = None) -> None:
+    """Forget the seats saved for this room whose member is no longer in it (``members``: the
+    ids the room has): released after the grace, removed or left, whichever terminal of this
+    account held them (a bare join listed seats released half an hour before: a trial).  Seats
+    saved without their id are kept; a seats file that cannot be used is left alone."""
+
+    def change(data: Seats) -> bool:
+        rooms = data.get(url, {})
+        held = rooms.get(room_key(code), {})
+        gone = [
+            key
+            for key, seat in held.items()
+            if seat.get("id", "").isdigit() and int(seat["id"]) not in members
+        ]
+        for key in gone:
+            del held[key]
+        if not gone:
             return False
         if not held:
             del rooms[room_key(code)]

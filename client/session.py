@@ -36,6 +36,8 @@ from protocol.messages import (
     Ready,
     Rematch,
     Resume,
+    RoomInfo,
+    RoomUpdate,
     Settings,
     Snapshot,
     Start,
@@ -51,6 +53,7 @@ from .seats import (
     HeldSeat,
     SeatsError,
     claim_seat,
+    forget_gone,
     forget_seat,
     hold_seat,
     name_key,
@@ -158,6 +161,8 @@ class Session:
         self._held: HeldSeat | None = None
         """This client's mark on the seat it sits in, so that another terminal of this account
         does not take it (:func:`client.seats.hold_seat`)."""
+        self._members: set[int] = set()
+        """The member ids of the room as last seen (a seat saved for one gone is forgotten)."""
         self.stalled = False
         """The connection was given up for want of an answer (:meth:`_drop`), not lost."""
         self.answer_timeout = 10.0
@@ -290,13 +295,14 @@ class Session:
     def _joined(self, joined: Joined, name: str) -> None:
         self.join_seq = joined.seq  # a room racing sends its snapshot after, with this seq
         self.code = joined.room.code
+        self._members = {m.id for m in joined.room.members}
         self.model.name = name
         self.model.apply(joined)
         if self.remember:
             # held whatever the role: a member watching until the next race is seated then,
             # and a bare join in another terminal must not take it meanwhile
             try:
-                save_seat(self.url, joined.room.code, joined.token, name)
+                save_seat(self.url, joined.room.code, joined.token, name, member=joined.you)
             except SeatsError as exc:
                 self.seat_problem = str(exc)
             else:
@@ -496,7 +502,9 @@ class Session:
         if remember and not self.remember:
             self.remember = True
             try:
-                save_seat(self.url, self.code, self.model.token, self.model.name)
+                save_seat(
+                    self.url, self.code, self.model.token, self.model.name, member=self.model.you
+                )
             except SeatsError as exc:
                 self.seat_problem = str(exc)
             self._hold(self.model.name)
@@ -582,6 +590,8 @@ class Session:
                 log.warning("ignored an unasked %s from the server", event.type)
                 continue
             self.model.apply(event)
+            if isinstance(event, RoomUpdate):
+                self._forget_gone(event.room)
             if isinstance(event, Kicked) and self.remember and self.code is not None:
                 # removed (or the room closed): no seat is left to take back, and the saved
                 # one stayed for a bare join to find (a verification trial)
@@ -593,6 +603,15 @@ class Session:
             if self.model.needs_resync:
                 await self._resync()
             self.on_change()
+
+    def _forget_gone(self, room: RoomInfo) -> None:
+        """Someone left the room (a seat released, removed, given up): a seat this account saved
+        for them, in any terminal, is forgotten (looked at only when the room loses members)."""
+        members = {m.id for m in room.members}
+        gone = self._members - members
+        self._members = members
+        if gone and self.remember and self.code == room.code:
+            forget_gone(self.url, room.code, members)
 
     async def _reconnect(self) -> bool:
         try:

@@ -222,3 +222,39 @@ def test_one_server_is_written_one_way(given: str, url: str) -> None:
 
     assert server_url(Args()) == url  # type: ignore[arg-type]
     assert normal_url(url) == url
+
+
+async def test_a_seat_released_is_forgotten_by_every_terminal_of_the_account() -> None:
+    """Eve's terminal was killed mid-race and her seat released after the grace; half an hour
+    later a bare `join` in Cat's terminal (same account) still asked "Cat or Eve?" (a timed-race
+    trial).  Cat's client, in the room, saw Eve go: the seat saved for Eve is forgotten."""
+    from client.model import RaceModel
+    from client.session import Session
+    from protocol.messages import Settings
+    from server.hub import normalize_code as normalize
+
+    from .server_helpers import eventually, fast_limits, running_server
+
+    async with running_server(fast_limits(grace_s=0.5)) as server:
+        cat = Session(server.url, RaceModel(name="Cat"))
+        await cat.connect()
+        joined = await cat.create("Cat", Settings(game="spider", options={"suits": 1}))
+        cat.start_events()
+        code = joined.room.code
+        eve = Session(server.url, RaceModel(name="Eve"))
+        await eve.connect()
+        await eve.join(code, "Eve")
+        names = sorted(s["name"] for s in saved_seats(server.url, code))
+        assert names == ["Cat", "Eve"]
+        assert all(s["id"].isdigit() for s in saved_seats(server.url, code))
+        try:
+            assert eve.conn is not None
+            eve.stopped = True  # no reconnection: the terminal is gone
+            await eve.conn.close(timeout=0.1)  # the link drops; the seat waits out its grace
+            await eventually(lambda: len(server.hub.rooms[normalize(code)].members) == 1, 10)
+            await eventually(
+                lambda: [s["name"] for s in saved_seats(server.url, code)] == ["Cat"], 5
+            )
+        finally:
+            await cat.close()
+            await eve.close()
