@@ -316,10 +316,9 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         y += 1
     # sizes: four foundation columns in the middle, a side pile on each side.  Cards grow with
     # the screen; the biggest cards and gap with which every side pile lies on one row are
-    # taken (a side pile wrapped into the corner shares its rows with piles 1-4's top cards,
-    # where they were taken for those piles' own), else the screen's own size, wrapping.
-    # Chosen once a deal and screen (:attr:`RaceModel.helena_layout`): a side pile one card
-    # longer must not move every pile under the mouse
+    # taken, with room for a card more.  Chosen once a deal and screen
+    # (:attr:`RaceModel.helena_layout`): a side pile one card longer must not move every pile
+    # under the mouse
     vertical = [len(state.piles[i]) for i in (0, 1, 2, 3, 6, 7, 8, 9)]
     side = [len(state.piles[i]) for i in (4, 5, 10, 11)]
     # (the terminal's size, not the board's: a status message of two lines is no resize; the
@@ -356,12 +355,13 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     sel = keys.source
     room = side_w - card_w - 1  # beside the foundations, the pile's key label apart
     per_row = _helena_per_row(width, card_w, gap)
-    corner = band  # rows free beside a band
     # once a deal has needed the rows on this screen, it keeps them until the next deal or a
     # resize: one card more or less must not redraw the whole board elsewhere under the mouse
-    if in_rows or max(vertical) > band or max(side) > per_row * (corner + 1):
-        # too small a board for every card around the foundations (80x24 with the race panel):
-        # one row a pile, so that no card is ever folded away
+    if in_rows or max(vertical) > band or max(side) > per_row:
+        # too small a board for every card around the foundations (80x24 with the race panel,
+        # or a pile grown past its place): one row a pile, so that no card is ever folded away.
+        # (A side pile longer than its row went on in the rows beside piles 1-4 or 7-10, its
+        # cards in line with theirs, and was read as theirs: a St. Helena trial.)
         model.helena_layout = (sticky, card_w, gap, True)
         _helena_rows(grid, model, keys, y - (1 if height >= 30 else 0), width, card_w)
         return
@@ -409,58 +409,33 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         for r in range(y + 1, y + 1 + band):
             grid.hits.append((r, x, x + cell, ("pile", i)))
     y += 1 + band
-    # the foundation rows, side piles beside them.  Every card is dealt face up, so no card is
-    # folded away while there is room: the top cards lie on the foundation row, nearest the
-    # foundations, and the cards under them go on in rows further out, into the free corner
-    # beside the band (pile 12 and 5 upwards, 11 and 6 downwards)
+    # the foundation rows, side piles beside them, each on its foundation row whole (it fits:
+    # see above), its top card nearest the foundations
 
-    def side_rows(pile_len: int) -> list[range]:
-        """A side pile's card indexes, row by row from the foundation row outwards (top card
-        first); the last row's cards past what fits are folded into "+N"."""
-        rows: list[range] = []
-        top = pile_len
-        while top > 0 and len(rows) <= corner:
-            rows.append(range(top - 1, max(-1, top - 1 - per_row), -1))
-            top -= per_row
-        return rows
-
-    def draw_side(i: int, yy: int, step: int, left_side: bool) -> None:
+    def draw_side(i: int, yy: int, left_side: bool) -> None:
         pile = state.piles[i]
-        rows = side_rows(len(pile))
-        shown = sum(len(r) for r in rows)
-        for r, idx in enumerate(rows):
-            ry = yy + step * r
-            for k, j in enumerate(idx):
-                x = side_w - (k + 1) * cell if left_side else x0 + k * cell
-                put(ry, x, card(i, j), ("card", i, j))
-            if r == len(rows) - 1 and shown < len(pile):
-                more = Text(f"+{len(pile) - shown}", DIM)
-                x = side_w - (len(idx) + 1) * cell if left_side else x0 + len(idx) * cell
-                put(ry, x, more, ("pile", i))
-            if left_side:
-                grid.hits.append((ry, card_w + 1, side_w, ("pile", i)))
-            else:
-                grid.hits.append((ry, x0 - 1, x0 + room, ("pile", i)))
+        for k, j in enumerate(range(len(pile) - 1, -1, -1)):
+            x = side_w - (k + 1) * cell if left_side else x0 + k * cell
+            put(yy, x, card(i, j), ("card", i, j))
+        if left_side:
+            grid.hits.append((yy, card_w + 1, side_w, ("pile", i)))
+        else:
+            grid.hits.append((yy, x0 - 1, x0 + room, ("pile", i)))
         if not pile:
             x = side_w - cell if left_side else x0
             put(yy, x, Text("__".ljust(card_w), DIM), ("pile", i))
 
     def outer_end(i: int) -> int:
-        """Cells the first row of side pile ``i`` takes, its "+N" or empty mark included."""
-        rows = side_rows(len(state.piles[i]))
-        if not rows:
-            return 1
-        shown = sum(len(r) for r in rows)
-        return len(rows[0]) + (1 if len(rows) == 1 and shown < len(state.piles[i]) else 0)
+        """Cells side pile ``i`` takes, its empty mark included."""
+        return max(1, len(state.piles[i]))
 
     x0 = mid_x + 4 * cell + 1
     for row, (left, right, founds) in enumerate(((11, 4, range(0, 4)), (10, 5, range(4, 8)))):
         yy = y + row
-        step = -1 if row == 0 else 1
         # left pile: top card nearest the foundations, its key right past its outer card
         lx = max(0, side_w - (outer_end(left) + 1) * cell + gap)
         put(yy, lx, key_label(left), ("pile", left))
-        draw_side(left, yy, step, True)
+        draw_side(left, yy, True)
         grid.hits.append((yy, 0, side_w, ("pile", left)))
         # the foundations
         for k, f in enumerate(founds):
@@ -468,7 +443,7 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
             text = card_text(fnd[-1], "", card_w) if fnd else Text("--".ljust(card_w), DIM)
             put(yy, mid_x + k * cell, text, ("foundation", f))
         # right pile: top card nearest the foundations, its key right past its outer card
-        draw_side(right, yy, step, False)
+        draw_side(right, yy, False)
         rx = min(x0 + side_w - card_w, x0 + outer_end(right) * cell)
         put(yy, rx, key_label(right), ("pile", right))
         grid.hits.append((yy, x0 - 1, x0 + side_w, ("pile", right)))

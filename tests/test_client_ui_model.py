@@ -821,18 +821,37 @@ def test_st_helena_side_piles_have_room_and_the_board_stays_put(
 @pytest.mark.parametrize("width", [100, 120, 160])
 def test_st_helena_cards_keep_their_size_within_a_deal(width: int) -> None:
     """The cards' size is chosen once a deal and screen: a side pile one card longer moved every
-    pile under the mouse (the size followed the longest side pile; review)."""
+    pile under the mouse (the size followed the longest side pile; review).  A side pile longer
+    than its row went on in the rows of piles 1-4 or 7-10, in line with their cards, and was read
+    as theirs (a St. Helena trial): the board goes to one row a pile then, for the deal."""
     model = RaceModel(name="me", phase="racing")
     model.state = new_game(GameConfig("st-helena", {}), 12)
+    piles = model.state.piles
 
-    def first_card_x() -> tuple[int, int]:
+    def drawn() -> tuple[tuple[int, int, int], dict[int, set[int]]]:
         grid = render.board_grid(model, Keys(model), 40, width)
-        return next((x0, x1) for _, x0, x1, t in grid.hits if t == ("card", 0, 0))
+        first = next((y, x0, x1) for y, x0, x1, t in grid.hits if t == ("card", 0, 0))
+        rows: dict[int, set[int]] = {}
+        for y, _, _, t in grid.hits:
+            if t[0] == "card":
+                rows.setdefault(y, set()).add(t[1])  # type: ignore[arg-type]
+        return first, rows
 
-    before = first_card_x()
-    for k in range(9):
-        model.state.piles[4].append(model.state.piles[5][k % 8])
-        assert first_card_x() == before, k
+    before, _ = drawn()
+    fits = render._helena_per_row(width, *model.helena_layout[1:3])  # type: ignore[index]
+    for k in range(24):
+        piles[4].append(piles[5][k % 8])
+        first, rows = drawn()
+        if len(piles[4]) <= fits:
+            assert first == before, k  # the board stays put
+            # pile 5 on the kings' row (beside pile 12), and on no other
+            assert [held for held in rows.values() if 4 in held] == [{4, 11}], k
+        else:
+            assert first[0] != before[0], k  # one row a pile: pile 1 on a row of its own
+            assert all(len(held) == 1 for held in rows.values()), k
+    assert len(piles[4]) > fits
+    del piles[4][-20:]
+    assert drawn()[0] != before  # the same deal: one row a pile still
 
 
 @pytest.mark.parametrize("game", ["st-helena", "louis"])
