@@ -106,7 +106,9 @@ def room_changes(
         )
         if was_host not in after:
             told.add(was_host)
-            out.insert(0, f"{_gone(before[was_host])}: you are the host now: {keys}")
+            # (one sentence each: "...: their seat was released: you are the host now: s
+            # takes..." was a chain of colons, a timed-race trial)
+            out.insert(0, f"{_gone(before[was_host])}. You are the host now: {keys}")
         else:
             out.insert(0, f"You are the host now: {keys}")
     elif host != was_host and host is not None and host in after and was_host is not None:

@@ -305,11 +305,9 @@ def host_settings(
         choices = [0, 60, 180, 300, 600, 900, 1800]  # (1 min: only from the command line: a trial)
         if s.mode == "score":
             choices = choices[1:]
-        nxt = (
-            choices[(choices.index(s.time_limit) + 1) % len(choices)]
-            if s.time_limit in choices
-            else choices[0]
-        )
+        # the next step up (from a limit of the command line's too: 2 min went to none), the
+        # first after the last
+        nxt = next((c for c in choices if c > s.time_limit), choices[0])
         return current.model_copy(update={"time_limit": nxt})
     if key == "u":
         return current.model_copy(update={"undo": "off" if s.undo == "safe" else "safe"})

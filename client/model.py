@@ -157,7 +157,9 @@ class RaceModel:
         if not messages:
             return
         self._into_log(messages)
-        self.status = "; ".join(messages)
+        # sentences, whatever each starts with ("Leo takes a seat to race; Back in the lobby":
+        # a timed-race trial)
+        self.status = sentences(messages)
 
     def _into_log(self, messages: list[str]) -> None:
         self.log.extend(messages)
@@ -174,7 +176,7 @@ class RaceModel:
             self.back_status
             and now < self.back_until
             and self.status.startswith(self.back_status)
-            and not any("you are the host now" in m for m in messages)
+            and not any("you are the host now" in m.lower() for m in messages)
         )
         if not window:
             self.back_status = ""
@@ -200,7 +202,7 @@ class RaceModel:
         if self.back_names:
             names = ", ".join(self.back_names)
             said += f" {names} {'is' if len(self.back_names) == 1 else 'are'} back too."
-        self.status = f"{said} {'; '.join(others)}" if others else said
+        self.status = f"{said} {sentences(others)}" if others else said
 
     def back_together(self, status: str, now: float, window: float = BACK_WINDOW_S) -> None:
         """This client took its seat back (``status`` says so): for ``window`` seconds the
@@ -598,3 +600,9 @@ class RaceModel:
         if room is None or room.state != "results":
             return []
         return [safe(m.name) for m in room.members if m.role == "player" and m.rematch]
+
+
+def sentences(messages: list[str]) -> str:
+    """Things said at once, one sentence each ("Leo takes a seat to race; Back in the lobby"
+    read badly: a timed-race trial)."""
+    return ". ".join([m.rstrip(".") for m in messages[:-1]] + messages[-1:])

@@ -631,12 +631,18 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
             if game != ST_HELENA:
                 # the cards each has turned (Louis: shown from the stock), as the rules promise
                 # everyone sees (it was never drawn: a trial); where it fits
+                # (in a panel of 29, 100 moves or a finishing time left it out: a trial; then
+                # the moves are "mv", or no undo is not said)
                 turned = "shown" if game == LOUIS else "turned"
-                longer = (
-                    f" {plural(p.moves, 'move')}, {p.turned} {turned}, {plural(p.undos, 'undo')}"
-                )
-                if len(longer) <= width - (6 if when else 0):  # (the time: once finished)
-                    detail = longer
+                undos = f", {plural(p.undos, 'undo')}"
+                forms = [
+                    f" {plural(p.moves, 'move')}, {p.turned} {turned}{undos}",
+                    f" {p.moves} mv, {p.turned} {turned}{undos}",
+                ]
+                if not p.undos:
+                    forms.append(f" {plural(p.moves, 'move')}, {p.turned} {turned}")
+                fits = width - (6 if when else 0)  # (the time: once finished)
+                detail = next((f for f in forms if len(f) <= fits), detail)
             if when:
                 detail = detail[: width - 6].ljust(width - 6) + f"{when:>6}"
             t.append(detail[:width] + "\n", style=DIM)

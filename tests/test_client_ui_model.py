@@ -149,13 +149,13 @@ def test_room_changes_say_who_came_and_went() -> None:
     # the host leaves: whoever becomes host is told (their keys changed without a word)
     handed = room([member(2, "Bob", host=True)])
     said = room_changes(back, handed, you=2)
-    assert said[0].startswith("Ann left: you are the host now: s starts the race")
+    assert said[0].startswith("Ann left. You are the host now: s starts the race")
     assert "Ann left" not in said  # said once, with why
     # and the status line shows it, not only the last thing that happened at the same time
     model = RaceModel(name="Bob", you=2, phase="results")
     model.room = back
     model.apply(RoomUpdate(room=room([member(2, "Bob", host=True), member(3, "Cy")])), 0.0)
-    assert model.status.startswith("Ann left: you are the host now") and "Cy joined" in model.status
+    assert model.status.startswith("Ann left. You are the host now") and "Cy joined" in model.status
     # everyone else is told who the host is now (only the new host was: club-night trial)
     assert room_changes(back, handed, you=3)[0] == "Ann left: Bob is the host now"
     hosting = room([member(1, "Ann", host=True), member(2, "Bob"), member(3, "Cy")])
@@ -165,13 +165,13 @@ def test_room_changes_say_who_came_and_went() -> None:
     on_results = room([member(2, "Bob", host=True)], state="results")
     said = room_changes(back, on_results, you=2)
     assert said[0] == (
-        "Ann left: you are the host now: s takes the room to the lobby for the next race, "
+        "Ann left. You are the host now: s takes the room to the lobby for the next race, "
         "n asks for it"
     )
     # in a countdown s does nothing: its keys are said (a verification trial)
     counting = room([member(2, "Bob", host=True)], state="countdown")
     assert room_changes(back, counting, you=2)[0] == (
-        "Ann left: you are the host now: r stops the countdown, g o v m t u + - p w change the "
+        "Ann left. You are the host now: r stops the countdown, g o v m t u + - p w change the "
         "settings"
     )
     # one away until the seat was let go did not leave: told so (it said "Cat left")
@@ -184,7 +184,7 @@ def test_room_changes_say_who_came_and_went() -> None:
     )
     released = room([member(2, "Bob", host=True)])
     said = room_changes(away, released, you=2)
-    assert said[0].startswith("Ann did not come back in time: their seat was released: you are")
+    assert said[0].startswith("Ann did not come back in time: their seat was released. You are")
     assert said[1:] == ["Cat did not come back in time: their seat was released"]
 
 
@@ -1234,9 +1234,20 @@ def test_the_race_panel_uses_the_rows_it_has() -> None:
         assert f"0 moves, {i} turned, 0 undos" in three, i
     at_80 = render.opponents(model, 29, 56).plain  # the panel at 80 columns: it fits
     assert at_80.count(" turned, 0 undos") == 16
-    narrow = render.opponents(model, 24, 56).plain  # where it does not: moves and undos
-    assert narrow.count("0 moves, 0 undos") == 16 and "turned" not in narrow
+    narrow = render.opponents(model, 24, 56).plain  # where it does not: "mv", or no "0 undos"
+    assert narrow.count(" turned") == 16 and narrow.count(" 0 mv, ") >= 9
     assert all(cell_len(line) <= 24 for line in narrow.splitlines())
+    # finished (the time beside) or past 100 moves, in the panel of 80 and 100 columns: the
+    # cards turned were left out (a timed-race trial)
+    for p in model.progress[1:]:
+        p.moves, p.status, p.finish_ms = 126, "resigned", 7000
+    done = render.opponents(model, 29, 56).plain
+    assert (
+        done.count(" 126 moves, ") == 15 and done.count(" turned ") + done.count(" turned\n") == 15
+    )
+    assert done.count("0:07") == 15 and all(cell_len(line) <= 29 for line in done.splitlines())
+    model.progress[2].undos = 3  # an undo is always said
+    assert " 126 moves, 3 undos" in render.opponents(model, 29, 56).plain
 
 
 def test_a_spectator_sees_everyones_progress_in_the_main_area() -> None:
@@ -1673,6 +1684,18 @@ def test_t_in_the_lobby_offers_a_one_minute_race() -> None:
         settings = new
         limits.append(new.time_limit)
     assert limits == [60, 180, 300, 600, 900, 1800, 0]
+    # from a limit given on the command line, the next step up (2 min and 1:30 went to none,
+    # 45 min back to the first: a timed-race trial)
+    for given, mode, after in (
+        (120, "first", 180),
+        (90, "first", 180),
+        (2700, "first", 0),
+        (120, "score", 180),
+        (2700, "score", 60),
+    ):
+        custom = Settings(mode=mode, time_limit=given)
+        new = host_settings(lobby, "t", {}, custom)
+        assert isinstance(new, Settings) and new.time_limit == after, (given, mode)
 
 
 def test_a_watcher_taking_a_seat_is_said() -> None:
@@ -1746,3 +1769,22 @@ def test_a_tall_pile_with_no_face_down_card_keeps_the_row_for_its_cards() -> Non
     column = [line.plain[:3] for line in grid.lines]
     assert not any(cell.startswith("+") for cell in column)
     assert sum(1 for y, _x0, _x1, t in grid.hits if t[:2] == ("card", 0)) == 18
+
+
+def test_things_said_at_once_are_sentences() -> None:
+    """ "Leo takes a seat to race; Back in the lobby for the next race" and "...: their seat was
+    released: you are the host now: s takes..." (a timed-race trial)."""
+    model = RaceModel(name="Ann", you=1, phase="lobby")
+    model.say_all(["Leo takes a seat to race", "Back in the lobby for the next race."])
+    assert model.status == "Leo takes a seat to race. Back in the lobby for the next race."
+    before = room([member(1, "Ann", host=True), member(2, "Bob")], state="results")
+    gone = before.model_copy(
+        update={"members": [member(1, "Ann", host=True, connected=False), member(2, "Bob")]}
+    )
+    after = room([member(2, "Bob", host=True)], state="results")
+    from client.changes import room_changes
+
+    room_changes(before, gone, you=2)
+    said = room_changes(gone, after, you=2)
+    assert said[0].startswith("Ann did not come back in time: their seat was released. You are")
+    assert said[0].count(":") == 2
