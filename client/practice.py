@@ -198,7 +198,15 @@ class Practice:
         """One line for the results: how the game ended, its counters and hints."""
         s = self.game.state
         minutes, seconds = divmod(int(self.elapsed()), 60)
-        how = "You won" if s.won else "You resigned" if s.resigned else "Playing"
+        how = (
+            "You won"
+            if s.won
+            else "You resigned"
+            if s.resigned
+            else "Stuck"
+            if s.stuck
+            else "Playing"
+        )
         hints = self.game.hints
         line = (
             f"{how} in {minutes}:{seconds:02d}: {plural(s.moves, 'move')}, "

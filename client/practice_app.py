@@ -144,8 +144,9 @@ class PracticeApp(RaceApp):
         s = p.state
         t = Text(no_wrap=True, overflow="ellipsis")
         title = f"{p.config.title} #{p.number}"
-        # (the first option kept, Spider's suits above all: "Spider (4 suits)")
-        short = p.config.title.split(",")[0] + (")" if "," in p.config.title else "")
+        # (the first option kept, Spider's suits above all: "Spider (4 suits, …)"; the others
+        # marked as left out: "St. Helena (build any)" read as spaces none, a trial)
+        short = p.config.title.split(",")[0] + (", …)" if "," in p.config.title else "")
         short += f" #{p.number}"
         first = {True: "Practice", False: title, None: p.config.title, "short": short}[label]
         t.append(f" {first} ", style="bold")
@@ -221,17 +222,28 @@ class PracticeApp(RaceApp):
             self.push_screen(PracticeHelp())
             return
         if key == "q":
+            stuck = p.state.stuck and not p.game.finished
             if self.quit_armed or p.game.finished:
+                if stuck:
+                    # no move left, and left so: over, saved as stuck (as the README says; it
+                    # was saved only if resigned: a St. Helena trial)
+                    self._save()
                 self.exit()
                 return
             self.quit_armed = True
-            m.status = "Quit? Press q again (the game is not saved unless it is over)."
+            m.status = (
+                "Quit? Press q again (no move is left: the game is saved as stuck)."
+                if stuck
+                else "Quit? Press q again (the game is not saved unless it is over)."
+            )
             self.refresh_view()
             return
         self.quit_armed = False
         if key == "n":
             if p.game.finished or self.new_armed:
                 self.new_armed = False
+                if p.state.stuck and not p.game.finished:
+                    self._save()  # over, as on quitting: saved as stuck
                 p.new_game()
                 self.keys.source, self.keys.count = None, 0
                 # (an x or r half-pressed on the old deal resigned or redealt the new one)
@@ -240,7 +252,11 @@ class PracticeApp(RaceApp):
                 m.status = f"A new deal: {p.config.title} #{p.number}."
             else:
                 self.new_armed = True
-                m.status = "A new deal? Press n again (this game is dropped)."
+                m.status = (
+                    "A new deal? Press n again (no move is left: this game is saved as stuck)."
+                    if p.state.stuck
+                    else "A new deal? Press n again (this game is dropped)."
+                )
             self.refresh_view()
             return
         self.new_armed = False
@@ -320,16 +336,19 @@ class PracticeApp(RaceApp):
         else:
             m.status = format_move(change.move, before)
         if p.game.finished:
-            try:
-                p.save_record()
-            except OSError as exc:
-                m.status = (
-                    f"Could not save the record in {safe(str(practice_dir()))}: "
-                    f"{exc.strerror or exc}."
-                )
+            self._save()
         elif p.state.stuck:
             m.status = "No move left: u undoes (as far back as you like), x x resigns."
         return True
+
+    def _save(self) -> None:
+        """Save the game's record, or say why it could not be."""
+        try:
+            self.practice.save_record()
+        except OSError as exc:
+            self.model.status = (
+                f"Could not save the record in {safe(str(practice_dir()))}: {exc.strerror or exc}."
+            )
 
     def dispatch(self, move: Move, by_itself: bool = False) -> None:
         """Made at once: there is no server to wait for (made in a worker, the keys typed

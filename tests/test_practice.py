@@ -483,8 +483,17 @@ async def test_a_long_title_gives_way_to_the_deal_number_in_the_practice_header(
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, lambda: "Stock 50" in board_text(app))
         header = app.header().plain
-        assert header.startswith(" Spider (4 suits) #1234  0:0") and len(header) <= 100, header
+        assert header.startswith(" Spider (4 suits, …) #1234  0:0") and len(header) <= 100
         assert "0 undos  home on" in header
+    # the options left out are marked so: "St. Helena (build any)" read as spaces none (a
+    # St. Helena trial)
+    helena = PracticeApp(GameConfig("st-helena", {"build": "any", "spaces": "any"}), 3)
+    async with helena.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        for _ in range(66):
+            helena.practice.game.state.moves += 1  # (the counters grow)
+        header = helena.header().plain
+        assert header.startswith(" St. Helena (build any, …) #3"), header
 
 
 def test_hints_that_go_round_in_circles_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -536,3 +545,39 @@ def test_hints_that_go_round_in_circles_say_so(monkeypatch: pytest.MonkeyPatch) 
     p._last_hint = None  # (as if not asked: played by the player's own choice)
     p.play(there)
     assert p.hint() == back_again and not p.circling
+
+
+STUCK_ST_HELENA_1 = " ".join(
+    (
+        "9>f8 11>12 5>f5 2>f4 11>7 11>f2 9>1 9>11 11>f4 11>f4 5>f4 12>9 12>9 r 2>f6 5>f8 1>f1",
+        "1>f1 4>f1 1>f3 7>f4 5>f6 6>1 10>9 10>f1 r 9>f4 7>11 6>11 6>f4 5>f4 6>f2 8>f2 6>f6 7>1",
+        "5>10 3>4 3>6 5>7 3>5 3>f1 7>f1 7>f1 7>f7 10>f7 10>f7 8>10 4>3 4>3 4>7 1>4 1>4 1>9 1>f3",
+        "8>f3 8>f5 8>f4",
+    )
+).split()
+"""St. Helena deal 1 played to a position with no move left (a St. Helena trial's game)."""
+
+
+async def test_a_practice_game_left_stuck_is_saved_as_stuck(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README: a practice game played to its end, "won, stuck or resigned", is saved; one left
+    with no move at all was not (quitting said it would not be, and it was not: a St. Helena
+    trial)."""
+    from protocol.notation import parse_move
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    app = PracticeApp(GameConfig("st-helena", {}), 1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        for text in STUCK_ST_HELENA_1:
+            assert app.play(parse_move(text)), text
+        assert app.practice.state.stuck and not app.practice.game.finished
+        assert "No move left" in app.model.status
+        await pilot.press("q")
+        assert "the game is saved as stuck" in app.model.status
+        await pilot.press("q")
+    saved = app.practice.saved
+    assert saved is not None and saved.parent == tmp_path / "patience-race" / "practice"
+    done = replay(load(saved))
+    assert done.stuck and not done.resigned
