@@ -536,7 +536,9 @@ def race_share(p: Progress, game: str) -> tuple[int, int, str]:
     """How far a player is toward a win in this game: (done, of, unit)."""
     if game == SPIDER:
         return p.suits, 8, "suits"
-    return p.foundation_cards + 8, 104, "home"
+    # the cards the player sent home, as the score counts them (with the eight base cards it
+    # started at 8/104, never empty: a St. Helena trial)
+    return p.foundation_cards, 96, "home"
 
 
 def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:

@@ -905,7 +905,7 @@ def test_race_panel_is_a_clean_column() -> None:
     helena = RaceModel(name="me", you=1, phase="racing")
     helena.room = room([member(1, "me")], state="racing", game="st-helena")
     helena.progress = [progress(1, "me", foundation_cards=44)]
-    assert "52/104 home" in render.opponents(helena, 29).plain
+    assert "44/96 home" in render.opponents(helena, 29).plain  # as the score: 0 to 96
     # a race for the best score ranks by score alone
     model.room = room([member(1, "me")], state="racing", mode="score")
     lines = render.opponents(model, 29).plain.splitlines()
