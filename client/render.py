@@ -447,6 +447,11 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         rx = min(x0 + side_w - card_w, x0 + outer_end(right) * cell)
         put(yy, rx, key_label(right), ("pile", right))
         grid.hits.append((yy, x0 - 1, x0 + side_w, ("pile", right)))
+    # which foundations are which, in the free corners beside them (messages name them "f8",
+    # and nothing on this board said which that was: a St. Helena trial)
+    for yy, label in ((y - 1, "kings f1-4 ↓"), (y + 2, "aces f5-8 ↑")):
+        if len(label) + 1 <= side_w:
+            put(yy, side_w - len(label), Text(label, DIM))
     y += 2
     # bottom band: piles 7-10 below the aces, right to left, top card at the top of the band;
     # their keys on one row, right below the longest

@@ -734,6 +734,10 @@ def test_st_helena_is_laid_out_around_the_foundations() -> None:
     kings_y, k0 = where(("foundation", 0))
     aces_y, a0 = where(("foundation", 4))
     assert aces_y == kings_y + 1 and a0 == k0
+    # which foundations are which, beside them (nothing said it, and messages name "f8": a
+    # St. Helena trial)
+    assert grid.lines[kings_y - 1].plain[:k0].rstrip().endswith("kings f1-4 ↓")
+    assert grid.lines[aces_y + 1].plain[:a0].rstrip().endswith("aces f5-8 ↑")
     # piles 1-4 above the kings, 7-10 below the aces, 5-6 right, 11-12 left
     for i in range(4):
         assert where(("card", i, len(model.state.piles[i]) - 1))[0] == kings_y - 1
