@@ -35,7 +35,7 @@ from protocol.messages import ProgressUpdate
 from . import web
 from .cluster import Cluster, ClusterConfig
 from .hub import Hub
-from .limits import Limits, budget_key
+from .limits import NETWORK_SHARE, Limits, budget_key, network_key
 from .logs import RefusalLog
 from .metrics import GcPauses, Histogram
 from .outbox import (
@@ -297,7 +297,7 @@ class RaceServer:
     async def _handler(self, ws: ServerConnection) -> None:
         self._opened(ws)
         peer = self.client_address(ws)
-        cid = self.hub.connect(time.monotonic(), peer)
+        cid = self.hub.connect(time.monotonic(), peer, getattr(ws, "charged", False))
         if cid is None:
             why = self.hub.refused_why
             n = self.limits.max_per_address
@@ -305,13 +305,17 @@ class RaceServer:
                 "restarting": "the server is restarting: try again in a moment",
                 "server_full": "the server is full: try again later",
                 "connecting_too_fast": "your address opens connections too fast: wait a little",
+                "network_full": f"your network (its IPv6 /48) already has {NETWORK_SHARE * n} "
+                "connections open here, the most it may: close one",
             }.get(
                 why,
                 f"your address already has {n} connection{'' if n == 1 else 's'} "
                 "open here, the most it may: close one",
             )
             if why != "restarting":
-                self.refusals.note(peer, why, time.monotonic(), CLOSE_FULL)
+                # (the /48's refusal under the /48, not the innocent /64 a ban would hit)
+                whose = network_key(peer) or peer if why == "network_full" else peer
+                self.refusals.note(whose, why, time.monotonic(), CLOSE_FULL)
             await ws.close(CLOSE_FULL, reason)
             self._count_close(CLOSE_FULL)
             return

@@ -164,7 +164,6 @@ class Cluster:
         but still redirected to their node for :data:`DEPARTED_S`."""
         # what this node published of itself
         self._published: dict[str, str] = {}
-        self._races_sent: set[str] = set()
         self._redis: Any = None
         self._tasks: list[asyncio.Task[None]] = []
         self._refreshing = asyncio.Lock()
@@ -478,7 +477,10 @@ class Cluster:
             # (again) after Redis was away: everything is written anew
             self._registered = True
             self._published = {}
-            self._races_sent = set()
+            # the races it holds, announced again (Redis may have lost them)
+            unannounced = self.hub.unannounced
+            waiting = set(unannounced)
+            unannounced.extend(rid for rid in self.hub.finished if rid not in waiting)
             self._next_summaries = 0.0
             await self._publish()
 
@@ -499,7 +501,7 @@ class Cluster:
             if published.get(code) != doc:
                 changed[code] = doc
         gone = [code for code in published if code not in hub.rooms]
-        races = [rid for rid in hub.finished if rid not in self._races_sent]
+        races = list(hub.unannounced)
         if not (changed or gone or races):
             return
         async with self._redis.pipeline(transaction=False) as pipe:
@@ -518,9 +520,11 @@ class Cluster:
         published.update(changed)
         for code in gone:
             published.pop(code, None)
-        self._races_sent.update(races)
-        if len(self._races_sent) > 4 * len(hub.finished) + 64:
-            self._races_sent = set(hub.finished)
+        if races:  # (the others, finished meanwhile, wait for the next round)
+            sent = set(races)
+            left = [rid for rid in hub.unannounced if rid not in sent]
+            hub.unannounced.clear()
+            hub.unannounced.extend(left)
 
     # -- learning about the other nodes ------------------------------------------------------
 

@@ -20,7 +20,7 @@ import logging
 import math
 import secrets
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -169,6 +169,12 @@ class Hub(Upkeep, HostCommands):
         """The latest finished races' records (at most :data:`~server.lifecycle.FINISHED_KEPT`,
         and :data:`~server.lifecycle.FINISHED_MOVES` moves in all), the oldest dropped first."""
         self.finished_moves = 0
+        self.unannounced: deque[str] = deque(maxlen=4096)
+        """Races finished here that a cluster has not yet told the other nodes of (their own
+        queue: the records kept in memory may be fewer, bounded by their moves)."""
+        self.clock = 0.0
+        """The latest time the hub was given (by a command, a connection, a tick): what a room
+        update's budget is counted at."""
         self.records = RecordCache(self.limits.record_cache_bytes)
         self.record_budget = ByteBudget(self.limits.record_rate, self.limits.record_burst)
         self.draining = False
@@ -189,17 +195,22 @@ class Hub(Upkeep, HostCommands):
 
     # -- connections ------------------------------------------------------------------------
 
-    def connect(self, now: float, peer: str = "") -> int | None:
+    def connect(self, now: float, peer: str = "", charged: bool = False) -> int | None:
         """A new connection's id, or None if the server is full or draining, or ``peer`` has as
-        many connections as it may or opens them too fast (:attr:`refused_why` says which)."""
+        many connections as it may (or its IPv6 /48 has) or opens them too fast
+        (:attr:`refused_why` says which).  ``charged``: its handshake was charged to the
+        address's budget of connections already (as every HTTP request is)."""
+        self.clock = now
         if self.draining or len(self.conns) >= self.limits.max_connections:
             self.refused_why = "restarting" if self.draining else "server_full"
             return None
         if peer and over_share(self.per_address, peer, self.limits.max_per_address):
             self.count("refused_per_address")
-            self.refused_why = "too_many_connections"
+            # (its IPv6 /48 full, not this /64: said, and logged, as the network's)
+            mine = self.per_address.get(peer, 0) >= self.limits.max_per_address
+            self.refused_why = "too_many_connections" if mine else "network_full"
             return None
-        if peer and not self.budget(peer, now, "connects").take(now):
+        if peer and not charged and not self.budget(peer, now, "connects").take(now):
             self.count("refused_connect_rate")
             self.refused_why = "connecting_too_fast"
             return None
@@ -214,6 +225,7 @@ class Hub(Upkeep, HostCommands):
         return cid
 
     def disconnect(self, cid: int, now: float) -> Outbox:
+        self.clock = now
         out = Outbox()
         conn = self.conns.pop(cid, None)
         if conn is not None and conn.peer:
@@ -261,6 +273,7 @@ class Hub(Upkeep, HostCommands):
     # -- commands --------------------------------------------------------------------------
 
     def handle(self, cid: int, cmd: Command | Event, now: float) -> Outbox:
+        self.clock = now
         out = Outbox()
         conn = self.conns.get(cid)
         if conn is None:
@@ -316,8 +329,6 @@ class Hub(Upkeep, HostCommands):
         handler = self._handlers.get(type(cmd))
         try:
             assert handler is not None
-            if isinstance(cmd, Ready | UpdateSettings | Rematch | Start) and conn.room is not None:
-                self._charge_change(conn.room, now)
             handler(self, conn, cmd, now, out)
         except CommandError as exc:
             out.reply(cid, Error(seq=cmd.seq, code=exc.code, message=exc.message))
@@ -432,20 +443,6 @@ class Hub(Upkeep, HostCommands):
             conn.id,
             Joined(seq=cmd.seq, you=member.id, role="player", token=token, room=room.info()),
         )
-
-    def _charge_change(self, room: Room, now: float) -> None:
-        """A command that changes the room, each change sent to every member: within the
-        room's budget, or refused (nothing done) with when to try again."""
-        limits = self.limits
-        if room.changes is None:
-            room.changes = TokenBucket(limits.room_change_rate, limits.room_change_burst, now)
-        if not room.changes.take(now):
-            wait = room.changes.wait(now)
-            raise CommandError(
-                "rate_limited",
-                f"this room is changing too fast (ready, settings, rematch): not done; try again"
-                f" in {max(wait, 0.1):.1f} s",
-            )
 
     def budget(self, peer: str, now: float, kind: BudgetKind = "rooms") -> TokenBucket:
         """The client address ``peer``'s budget of one ``kind`` (:class:`AddressBudgets`)."""
@@ -807,8 +804,27 @@ class Hub(Upkeep, HostCommands):
         )
 
     def _room_update(self, room: Room, out: Outbox, skip: int | None = None) -> None:
+        """The room changed: written down at once, and sent to its members within the room's
+        budget of updates (past it, with the next one: :meth:`_flush_room_update`)."""
         self._save(room)
-        self._broadcast(room, RoomUpdate(room=room.info()), out, skip)
+        if room.updates is None:
+            room.updates = TokenBucket(
+                self.limits.room_update_rate, self.limits.room_update_burst, self.clock
+            )
+        if room.updates.take(self.clock) or room.state != room.state_sent:
+            room.update_pending = False
+            room.state_sent = room.state
+            self._broadcast(room, RoomUpdate(room=room.info()), out, skip)
+        else:
+            room.update_pending = True
+
+    def _flush_room_update(self, room: Room, now: float, out: Outbox) -> None:
+        """A change held back by the room's budget of updates, sent once the budget allows."""
+        assert room.updates is not None
+        if room.updates.take(now):
+            room.update_pending = False
+            room.state_sent = room.state
+            self._broadcast(room, RoomUpdate(room=room.info()), out)
 
     def _save(self, room: Room) -> None:
         """Write the room down (``server.durable``): every change members can see goes through

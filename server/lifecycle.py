@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import secrets
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -74,6 +74,7 @@ class RaceLifecycle:
     wall: Callable[[], float]
     finished: OrderedDict[str, RaceRecord]
     finished_moves: int
+    unannounced: deque[str]
     draining: bool
 
     if TYPE_CHECKING:
@@ -555,6 +556,7 @@ class RaceLifecycle:
             ],
         )
         self.finished[race.race_id] = record
+        self.unannounced.append(race.race_id)
         self.finished_moves += _moves(record)
         while len(self.finished) > FINISHED_KEPT or (
             self.finished_moves > FINISHED_MOVES and len(self.finished) > 1

@@ -56,13 +56,13 @@ class Limits:
     """Seats one address may take back a second, on average (a resume tells the whole room)..."""
     resume_burst: int = 60
     """...with this many at once (a class behind one address, back after a restart)."""
-    room_change_rate: float = 4.0
-    """Changes the members' commands may make to one room a second, on average (ready, the
-    settings, a rematch asked, the host's start): each is sent to every member, and sixteen
-    players toggling ready sent each of 47 members 200 KiB a second, cutting those on a slow
-    link (a red team)..."""
-    room_change_burst: int = 40
-    """...with this many at once (sixteen players ready, the settings changed, all ready again)."""
+    room_update_rate: float = 4.0
+    """Room updates one room sends its members a second, on average: each change (ready, the
+    settings, a rematch asked) is sent to every member, and sixteen players toggling ready sent
+    each of 47 members 200 KiB a second, cutting those on a slow link (a red team).  Past it the
+    changes are sent together in the next update, once the budget allows..."""
+    room_update_burst: int = 20
+    """...with this many at once."""
     keep_days: float = 30.0
     """Races (finished or not) older than this are deleted, with their moves; 0 keeps all
     (within ``max_db_mb``)."""

@@ -150,9 +150,14 @@ class Room:
         self.next_id = 1
         self.progress_dirty = False
         self.progress_sent = 0.0
-        self.changes: TokenBucket | None = None
-        """The members' budget of changes to the room (the hub's ``room_change_rate``), made
-        at the first change."""
+        self.updates: TokenBucket | None = None
+        """The room's budget of room updates (the hub's ``room_update_rate``), made at the
+        first update."""
+        self.update_pending = False
+        """A change not yet sent: over that budget, it goes out with the next update."""
+        self.state_sent: RoomState | None = None
+        """The state the last room update sent (a change of state is sent at once, whatever
+        the budget: the events that follow it, a countdown or a race start, need it first)."""
         self.last_over: RaceOver | None = None
         self.removed: OrderedDict[str, float] = OrderedDict()
         """Addresses the host removed someone from, and until when they may not join again

@@ -38,6 +38,7 @@ class Upkeep(RaceLifecycle):
     log_key: bytes
     rooms_per_address: dict[str, int]
     _next_sweep: float
+    clock: float
     _next_prune: float
     _alive_written: float
 
@@ -46,6 +47,8 @@ class Upkeep(RaceLifecycle):
         # checker only: at run time they are the hub's own
 
         def _close_room(self, room: Room, now: float, out: Outbox, why: str = "") -> None: ...
+
+        def _flush_room_update(self, room: Room, now: float, out: Outbox) -> None: ...
 
         def _remove_member(
             self, room: Room, member: MemberState, why: str, now: float, out: Outbox
@@ -59,10 +62,13 @@ class Upkeep(RaceLifecycle):
         It runs many times a second, so it looks only at what can be due: members who are away,
         races with a deadline, rooms whose progress changed, and the connections only once the
         earliest of their timeouts can have come."""
+        self.clock = now
         out = Outbox()
         limits = self.limits
         for room in list(self.rooms.values()):
             race = room.race
+            if room.update_pending:
+                self._flush_room_update(room, now, out)
             if room.state == "countdown" and room.countdown_end is None and race is not None:
                 self._countdown_after_restart(room, race, now, out)
             if (
@@ -246,6 +252,7 @@ class Upkeep(RaceLifecycle):
         """Bring back every room that was open when the server stopped (``server.durable``);
         before any connection is accepted.  A room that cannot be read back is closed: its race
         with a result and its reveal where the deal is known.  The number of rooms back."""
+        self.clock = now
         live, store = self.live, self.store
         if live is None or store is None:
             return 0
@@ -343,6 +350,7 @@ class Upkeep(RaceLifecycle):
     def close_all(self, now: float, why: str) -> Outbox:
         """Every room closes for good (a server inside ``patience-race play`` whose player quit):
         races end as they stand and every member is told why; no new room is opened."""
+        self.clock = now
         self.draining = True
         out = Outbox()
         for room in list(self.rooms.values()):

@@ -29,15 +29,14 @@ def respond(server: RaceServer, connection: ServerConnection, request: Request) 
     ``405``); None for a path that is the WebSocket's."""
     path = request.path.split("?", 1)[0]
     ours = path in ("/healthz", "/metrics") or path.startswith("/races/")
-    upgrade = any("websocket" in v.lower() for v in request.headers.get_all("Upgrade"))
-    if not ours and upgrade:
-        return None  # a WebSocket's handshake: the hub charges it to the address (connect)
-    # any other request is a TCP connection of its own (the answer closes it): charged to the
-    # address's budget of new connections, as a WebSocket's is (a page not ours is then
-    # answered 426 by websockets)
+    # every request, a WebSocket's handshake or not, is charged here to the address's budget
+    # of new connections (the hub does not charge a handshake again): one that fails (an
+    # upgrade to no WebSocket, a page that is not ours, answered 426 or 400 by websockets)
+    # cost nothing when only the hub charged (a review)
     address = server.request_address(connection, request)
     now = time.monotonic()
     budget = server.hub.budget(address, now, "connects")
+    connection.charged = True  # type: ignore[attr-defined]
     if address and not budget.take(now):
         server.hub.count("refused_http_rate")
         server.refusals.note(address, "connecting_too_fast", now, 429)

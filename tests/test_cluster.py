@@ -40,6 +40,7 @@ from protocol.messages import (
     RoomList,
     Settings,
     Snapshot,
+    Start,
 )
 from server.app import RaceServer
 from server.cluster import ClusterConfig, ClusterJoinError, shown_url
@@ -408,6 +409,43 @@ class NodeProcess:
             await self.proc.wait()
         if self._rest is not None:
             self._rest.cancel()
+
+
+async def test_races_finished_together_are_all_announced_whatever_memory_keeps(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node told the others of the races in its records kept in memory, which are bounded by
+    their moves: races finished together past that bound were never announced, and the others
+    answered 404 for them (a review)."""
+    import server.lifecycle
+
+    monkeypatch.setattr(server.lifecycle, "FINISHED_MOVES", 1)  # one record kept in memory
+    async with AsyncExitStack() as stack:
+        one = await stack.enter_async_context(cluster_node(redis_url, "node1"))
+        two = await stack.enter_async_context(cluster_node(redis_url, "node2"))
+        conns: list[Connection] = []
+        stack.push_async_callback(lambda: asyncio.gather(*(c.close() for c in conns)))
+        ids = []
+        for n in range(3):
+            conn, code = await create(one.url, f"Solo {n}")
+            conns.append(conn)
+            await conn.request(Start(seq=0))
+            room = one.hub.rooms[code]
+            for _ in range(200):
+                if room.state == "racing":
+                    break
+                await asyncio.sleep(0.01)
+            await move(conn, "deal")
+            await move(conn, "resign")
+            assert room.race is not None
+            ids.append(room.race.race_id)
+        assert len(one.hub.finished) == 1  # memory kept one; all three are to be announced
+
+        async def all_known() -> bool:
+            assert two.cluster is not None
+            return all(two.cluster.locate_race(rid) is not None for rid in ids)
+
+        await eventually(all_known, 5, "node 2 learns where every race is")
 
 
 async def test_a_killed_node_leaves_the_list_and_its_rooms_come_back_with_it(

@@ -103,9 +103,9 @@ def tight_output(**kw: Any) -> Any:
         "rate": 100_000.0,
         "burst": 100_000,
         "max_per_address": 64,
-        # (the room's own budget of changes would stop the toggling that fills the output)
-        "room_change_rate": 100_000.0,
-        "room_change_burst": 100_000,
+        # (the room's own budget of updates would hold back the toggling that fills the output)
+        "room_update_rate": 100_000.0,
+        "room_update_burst": 100_000,
     }
     base.update(kw)
     return fast_limits(**base)

@@ -329,8 +329,10 @@ def test_members_who_come_and_go_leave_no_answers_behind() -> None:
     bob, _ = session(JoinRoom(seq=1, code=code, name="Bob"))
     bob_id = hub.conns[bob].member.id  # type: ignore[union-attr]
     for seq in range(2, 6):
-        hub.handle(bob, Ready(seq=seq, ready=seq % 2 == 0), now)
-    assert rows() > 2  # the host's and Bob's answers are kept, as a restart needs them
+        out = hub.handle(bob, Ready(seq=seq, ready=seq % 2 == 0), now)
+        assert [type(e).__name__ for e in out.replies] == ["Ack"]  # done, not refused
+    bobs = "SELECT count(*) FROM seat_answers WHERE member = ?"
+    assert store.db.execute(bobs, (bob_id,)).fetchone()[0] == 5  # kept, as a restart needs
     hub.handle(host, Kick(seq=2, id=bob_id), now)
     members = {m for (m,) in store.db.execute("SELECT DISTINCT member FROM seat_answers")}
     assert members == {hub.conns[host].member.id}  # type: ignore[union-attr]
