@@ -253,7 +253,13 @@ class RaceApp(App[None]):
                 else:
                     await self.session.start()
         except (ServerError, SeatInUse, Disconnected, OSError) as exc:
-            self.failed = str(exc.message if isinstance(exc, ServerError) else exc)
+            self.failed = (
+                exc.message
+                if isinstance(exc, ServerError)
+                else exc.reason
+                if isinstance(exc, Disconnected) and exc.code is None and exc.reason
+                else str(exc)
+            )
             if isinstance(exc, ServerError) and exc.code == "name_taken":
                 # (no way forward was said: a new-user trial)
                 self.failed += ": pass --name with another name"

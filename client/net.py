@@ -20,7 +20,7 @@ from typing import Any, Self
 from urllib.parse import urljoin
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from protocol.codec import MAX_EVENT_FRAME, DecodeError, decode, encode
 from protocol.messages import (
@@ -172,7 +172,20 @@ class Connection:
         if self.ws is not None:
             await self.ws.close()
         self.url = url
-        await self.open()
+        try:
+            await self.open()
+        except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
+            # the node holding the room is down (a proxy's 502, nothing listening) or its
+            # address is no WebSocket's: said as a drop, which every caller handles (a join
+            # through a node whose neighbour was down ended in a traceback: a cluster trial)
+            why = getattr(exc, "strerror", None) or str(exc)
+            self.ws = None
+            self.closed = Disconnected(
+                None,
+                f"the server node holding the room, {url}, cannot be reached ({why}): it may "
+                "be restarting; try again in a moment",
+            )
+            raise self.closed from None
 
     async def resend(self, command: Command, timeout: float = 10) -> Event:
         """Send ``command`` with its own ``seq`` (a repeat is answered again, never applied twice)."""

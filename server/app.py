@@ -33,7 +33,7 @@ from protocol.codec import DecodeError, decode_command
 from protocol.messages import ProgressUpdate
 
 from . import web
-from .cluster import Cluster, ClusterConfig
+from .cluster import Cluster, ClusterConfig, ClusterJoinError
 from .hub import Hub
 from .limits import NETWORK_SHARE, Limits, budget_key, network_key
 from .logs import RefusalLog
@@ -212,7 +212,20 @@ class RaceServer:
             # first connection on, and the time spent waiting for Redis is downtime, charged to
             # nobody, not the restored seats' grace or their races' clocks
             self.cluster = Cluster(self.hub, self.cluster_config, self.port)
-            await self.cluster.start()
+            # a stop asked for meanwhile ends the wait at once (SIGTERM was heard only once the
+            # wait was over, half a minute on: a cluster trial): it has served nobody yet
+            joining = asyncio.ensure_future(self.cluster.start())
+            stop = asyncio.ensure_future(self.stopping.wait())
+            try:
+                await asyncio.wait({joining, stop}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stop.cancel()
+            if not joining.done():
+                joining.cancel()
+                with contextlib.suppress(asyncio.CancelledError, ClusterJoinError):
+                    await joining
+                raise ClusterJoinError("stopped while waiting to join the cluster")
+            joining.result()  # (its ClusterJoinError, if it gave up)
             self.hub.cluster = self.cluster
         if self.pool is not None:
             self.pool.start()

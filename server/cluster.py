@@ -91,6 +91,17 @@ class ClusterConfig:
             )
         if not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(f"redis URL {self.redis_url!r}: redis://HOST:PORT/DB")
+        db = urlsplit(self.redis_url).path.strip("/")
+        if self.redis_url.startswith(("redis://", "rediss://")) and db and not db.isdigit():
+            # (".../abc" joined database 0, another cluster's: a cluster trial)
+            raise ValueError(
+                f"redis URL {shown_url(self.redis_url)!r}: the database is a number, not {db!r}"
+            )
+        if self.url and not (self.url.startswith("/") or self.url.startswith(("ws://", "wss://"))):
+            # (an http:// one started, and every player sent there hit an error: a trial)
+            raise ValueError(
+                f"node URL {self.url!r}: a path on the proxy (/n/NODE/) or a ws:// or wss:// URL"
+            )
         if self.expiry_s < 0.5:
             raise ValueError("the node expiry is at least 0.5 s")
 

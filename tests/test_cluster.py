@@ -209,7 +209,28 @@ def test_bad_node_name_is_refused() -> None:
         capture_output=True,
         text=True,
     )
-    assert result.returncode == 2 and "--node" in result.stderr
+    assert result.returncode == 2 and "node name 'node 1!'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--node-url", "http://x.example/"], "node URL 'http://x.example/': a path on the proxy"),
+        (["--node-url", "nonsense"], "node URL 'nonsense'"),
+        (["--redis", "redis://127.0.0.1:6379/abc"], "the database is a number, not 'abc'"),
+        (["--node-expiry", "1e9"], "--node-expiry 1000000000.0: must be at most 600"),
+    ],
+)
+def test_a_node_configured_with_nonsense_stops_at_start(flags: list[str], said: str) -> None:
+    """Each of these started, and failed the players later, or never: an http:// node URL
+    crashed the clients sent there, a database "abc" joined database 0 (another cluster), an
+    expiry of 10^9 s kept a dead node's rooms listed for ever (a cluster trial)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "server.cli", "--node", "node1", "--db", ":memory:", *flags],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2 and said in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_a_node_without_the_redis_client_is_told_how_to_install_it() -> None:
@@ -624,6 +645,33 @@ def test_the_server_exits_with_status_2_when_its_node_cannot_join(tmp_path: Path
     assert last.startswith("patience-race-server: cannot join the cluster: Redis at unix://:***@")
     assert "Traceback" not in result.stderr and "hush" not in result.stderr
     assert "listening" not in result.stderr
+
+
+def test_a_node_waiting_for_redis_stops_at_once_when_told(tmp_path: Path) -> None:
+    """SIGTERM while a node waited for Redis at its start was heard only when the wait was
+    over, half a minute on (systemctl stop hung; cluster.md: "Stopping it while it waits ends
+    it at once": a cluster trial)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "--node", "node1", "--port", "0",
+         "--redis", f"unix://{tmp_path}/no-redis.sock", "--node-expiry", "20",
+         "--db", str(tmp_path / "node.sqlite3"), "--certified-deals", "0"],
+        cwd=ROOT, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:  # its first try, failed: it waits
+            if "cluster_waiting" in line or "waiting" in line:
+                break
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.communicate(timeout=20)[1]
+        assert time.monotonic() - started < 5, rest
+        assert proc.returncode == 0, rest
+        assert "stopped while waiting to join the cluster" in rest and "Traceback" not in rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_redis_urls_are_logged_without_their_password() -> None:
@@ -1125,3 +1173,45 @@ def test_other_nodes_rooms_are_listed_joinable_first() -> None:
     codes = [r.code for r in cluster.remote_summaries(10)]
     assert codes == ["OPEN0000", "FULL0000", "RACE0000", "DONE0000"]
     assert [r.code for r in cluster.remote_summaries(2)] == ["OPEN0000", "FULL0000"]
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [("ws://127.0.0.1:1/", "cannot be reached"), ("http://127.0.0.1:1/", "cannot be reached")],
+)
+async def test_a_redirect_to_a_node_that_is_down_is_a_drop_not_a_traceback(
+    target: str, said: str
+) -> None:
+    """`join`/`watch` through a node whose neighbour, holding the room, was down ended in a
+    Textual traceback (a proxy's 502, or a node URL that is no WebSocket's: a cluster trial).
+    A scripted node answers the join with a redirect to ``target``."""
+    from websockets.asyncio.server import serve
+
+    from client.net import Disconnected
+    from protocol.codec import decode_command, encode
+    from protocol.messages import PROTOCOL_VERSION, Hello, Welcome
+
+    async def node(ws: Any) -> None:
+        async for frame in ws:
+            cmd = decode_command(frame)
+            if isinstance(cmd, Hello):
+                welcome = Welcome(
+                    seq=cmd.seq, version=PROTOCOL_VERSION, server="node1", max_frame=65536,
+                    rate=20.0, burst=40,
+                )  # fmt: skip
+                await ws.send(encode(welcome))
+            else:
+                redirect = Redirect(seq=cmd.seq, code="ABCD2345", node="node2", url=target)
+                await ws.send(encode(redirect))
+
+    async with serve(node, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        conn = Connection(f"ws://127.0.0.1:{port}")
+        await conn.open()
+        try:
+            with pytest.raises(Disconnected) as caught:
+                await conn.request(JoinRoom(seq=0, code="ABCD2345", name="Pam"))
+            assert said in caught.value.reason and target in caught.value.reason
+            assert "try again in a moment" in caught.value.reason
+        finally:
+            await conn.close()
