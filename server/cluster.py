@@ -9,6 +9,8 @@ were made, in one process; Redis only knows *where* each room is, and lists the 
 ``PREFIX rooms:NAME``     hash: room code -> its public summary as JSON ("" for a private room);
                           expires with the node
 ``PREFIX race:ID``        the node holding a finished race's record (kept 30 days)
+``PREFIX instance:NAME``  which process beats under the name (a random id, expiring as the
+                          heartbeat): a second process under a name in use waits, then gives up
 ``PREFIX events``         pub/sub channel: each node's changes, as JSON
 
 Every node keeps in memory the map of room code -> node and the public summaries of the rooms of
@@ -34,6 +36,7 @@ import contextlib
 import json
 import logging
 import re
+import secrets
 import sys
 import time
 from collections import OrderedDict
@@ -128,6 +131,10 @@ def shown_url(url: str) -> str:
     return re.sub(r"(?i)([?&]password=)[^&#]*", r"\1***", url)
 
 
+class NameTaken(Exception):
+    """Another node, alive, beats under this node's name."""
+
+
 def said(exc: BaseException) -> str:
     """An exception in a few words: its type, and its message if it has one.  A Redis client's
     error names the type and Redis's own words only: redis-py writes a failed pipeline's
@@ -156,6 +163,8 @@ class Cluster:
         self.config = config
         self.node = config.node
         self.url = config.advertised(port)
+        self.instance = secrets.token_hex(8)
+        """This process, told apart from another under the same name (:meth:`start`)."""
         p = config.prefix
         self.k_nodes = p + "nodes"
         self.k_channel = p + "events"
@@ -193,9 +202,15 @@ class Cluster:
         self._next_summaries = 0.0
         self.stopped = False
         self.errors = 0
+        self.joined = False
+        """Whether :meth:`start` let it in: a node stopped before (its wait cut short, a name
+        in use) has nothing of its own in Redis to remove, and must not remove another's."""
 
     def k_node(self, node: str) -> str:
         return f"{self.config.prefix}node:{node}"
+
+    def k_instance(self, node: str) -> str:
+        return f"{self.config.prefix}instance:{node}"
 
     def k_rooms(self, node: str) -> str:
         return f"{self.config.prefix}rooms:{node}"
@@ -287,6 +302,18 @@ class Cluster:
             try:
                 # a Redis that takes connections and never answers costs at most the time left
                 async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                    # a name another node beats under (a cloned host, a copied unit): waited
+                    # out, as a node just killed would be (its key lapses within the expiry),
+                    # then refused; two nodes under one name took each other's rooms and
+                    # removed each other (a cluster trial)
+                    held = await self._redis.get(self.k_instance(self.node))
+                    if held is not None and held != self.instance:
+                        url = await self._redis.get(self.k_node(self.node))
+                        raise NameTaken(
+                            f"node name {self.node} is in use by another node, alive (at "
+                            f"{url}): give each node its own --node"
+                        )
+                    self.joined = True  # (from its first beat, what it wrote is its own)
                     await self._beat()
                     await self._refresh(full=True)
                 break
@@ -349,11 +376,18 @@ class Cluster:
         await self._end_tasks()
         if self._redis is None:
             return
+        if not self.joined:
+            await self._close_client()
+            return
         try:
             async with asyncio.timeout(STOP_S):
                 async with self._redis.pipeline(transaction=True) as pipe:
                     pipe.srem(self.k_nodes, self.node)
-                    pipe.delete(self.k_node(self.node), self.k_rooms(self.node))
+                    pipe.delete(
+                        self.k_node(self.node),
+                        self.k_rooms(self.node),
+                        self.k_instance(self.node),
+                    )
                     pipe.publish(self.k_channel, json.dumps({"node": self.node, "bye": True}))
                     await pipe.execute()
         except Exception:
@@ -474,6 +508,7 @@ class Cluster:
         async with r.pipeline(transaction=True) as pipe:
             pipe.sadd(self.k_nodes, self.node)
             pipe.set(self.k_node(self.node), self.url, px=self.expiry_ms)
+            pipe.set(self.k_instance(self.node), self.instance, px=self.expiry_ms)
             pipe.pexpire(self.k_rooms(self.node), self.expiry_ms)
             added, *_ = await pipe.execute()
         self._answered("heartbeat")

@@ -469,6 +469,34 @@ async def test_races_finished_together_are_all_announced_whatever_memory_keeps(
         await eventually(all_known, 5, "node 2 learns where every race is")
 
 
+async def test_a_second_node_under_a_name_in_use_is_refused_and_harms_nobody(
+    redis_url: str,
+) -> None:
+    """A second node started under the name of a live one (a cloned host) joined silently, took
+    its rooms' routing, and on its stop removed the first from the cluster (a cluster trial)."""
+    async with cluster_node(redis_url, "twin") as first:
+        second = RaceServer(
+            "127.0.0.1", 0, limits=fast_limits(), store=Store(":memory:"),
+            cluster=node_config(redis_url, "twin"),
+        )  # fmt: skip
+        try:
+            with pytest.raises(ClusterJoinError) as refused:
+                await second.start()
+            assert "node name twin is in use by another node, alive" in str(refused.value)
+            assert first.url in str(refused.value)
+        finally:
+            await second.stop()
+            if second.store is not None:
+                second.store.close()
+        async with redis_client(redis_url) as r:  # the first is untouched
+            assert await r.get("patience-race:node:twin") == first.url
+            assert "twin" in await r.smembers("patience-race:nodes")
+        # the first stopped, the name is free at once
+        assert first.cluster is not None
+    async with cluster_node(redis_url, "twin") as again:
+        assert again.cluster is not None and again.cluster.joined
+
+
 async def test_a_killed_node_leaves_the_list_and_its_rooms_come_back_with_it(
     redis_url: str, tmp_path: Path
 ) -> None:
