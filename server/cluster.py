@@ -11,6 +11,9 @@ were made, in one process; Redis only knows *where* each room is, and lists the 
 ``PREFIX race:ID``        the node holding a finished race's record (kept 30 days)
 ``PREFIX instance:NAME``  which process beats under the name (a random id, expiring as the
                           heartbeat): a second process under a name in use waits, then gives up
+``PREFIX departed``       set of the nodes that left lately (stopped, or found dead)...
+``PREFIX departed:NAME``  ...each one's URL, and ``departed-rooms:NAME`` its room codes, for
+                          :data:`DEPARTED_S`: a node started meanwhile sends them on to it
 ``PREFIX events``         pub/sub channel: each node's changes, as JSON
 
 Every node keeps in memory the map of room code -> node and the public summaries of the rooms of
@@ -167,6 +170,7 @@ class Cluster:
         """This process, told apart from another under the same name (:meth:`start`)."""
         p = config.prefix
         self.k_nodes = p + "nodes"
+        self.k_departed_set = p + "departed"
         self.k_channel = p + "events"
         self.heartbeat_s = config.expiry_s / 4
         self.expiry_ms = int(config.expiry_s * 1000)
@@ -211,6 +215,12 @@ class Cluster:
 
     def k_instance(self, node: str) -> str:
         return f"{self.config.prefix}instance:{node}"
+
+    def k_departed(self, node: str) -> str:
+        return f"{self.config.prefix}departed:{node}"
+
+    def k_departed_rooms(self, node: str) -> str:
+        return f"{self.config.prefix}departed-rooms:{node}"
 
     def k_rooms(self, node: str) -> str:
         return f"{self.config.prefix}rooms:{node}"
@@ -382,6 +392,8 @@ class Cluster:
         try:
             async with asyncio.timeout(STOP_S):
                 async with self._redis.pipeline(transaction=True) as pipe:
+                    # its rooms come back with it (a restart): sent on to it meanwhile
+                    self._write_departed(pipe, self.node, self.url, list(self.hub.rooms))
                     pipe.srem(self.k_nodes, self.node)
                     pipe.delete(
                         self.k_node(self.node),
@@ -419,6 +431,37 @@ class Cluster:
                     },
                 )
         self._tasks = []
+
+    def _write_departed(self, pipe: Any, node: str, url: str, codes: list[str]) -> None:
+        """Into ``pipe``: node ``node`` left, its rooms ``codes`` at ``url``, remembered in
+        Redis for :data:`DEPARTED_S` (in each node's memory only, a node started after the
+        death never knew them: it said "the room has closed", and the client forgot the seat,
+        for good: a cluster trial)."""
+        ms = int(DEPARTED_S * 1000)
+        pipe.sadd(self.k_departed_set, node)
+        pipe.set(self.k_departed(node), url, px=ms)
+        pipe.delete(self.k_departed_rooms(node))
+        if codes:
+            pipe.sadd(self.k_departed_rooms(node), *codes)
+            pipe.pexpire(self.k_departed_rooms(node), ms)
+
+    async def _read_departed(self, alive: dict[str, str]) -> None:
+        """The rooms of the nodes that left lately, as Redis remembers them (:meth:`_write_departed`)."""
+        r = self._redis
+        names = [n for n in await r.smembers(self.k_departed_set) if n != self.node]
+        now = time.monotonic()
+        for node in names:
+            if node in alive:
+                continue
+            url = await r.get(self.k_departed(node))
+            if url is None:  # forgotten: its time is over
+                await r.srem(self.k_departed_set, node)
+                continue
+            left_ms = await r.pttl(self.k_departed(node))
+            until = now + max(0, left_ms) / 1000
+            for code in await r.smembers(self.k_departed_rooms(node)):
+                if code not in self.where:
+                    self.departed[code] = (node, url, until)
 
     async def _close_client(self) -> None:
         if self._redis is None:
@@ -520,7 +563,12 @@ class Cluster:
             )
             self._registered = False
         if not self._registered:
-            # (again) after Redis was away: everything is written anew
+            # (again) after Redis was away: everything is written anew; back, it is no longer
+            # one that left
+            async with r.pipeline(transaction=True) as pipe:
+                pipe.srem(self.k_departed_set, self.node)
+                pipe.delete(self.k_departed(self.node), self.k_departed_rooms(self.node))
+                await pipe.execute()
             self._registered = True
             self._published = {}
             # the races it holds, announced again (Redis may have lost them)
@@ -592,6 +640,11 @@ class Cluster:
             async with r.pipeline(transaction=False) as pipe:
                 pipe.srem(self.k_nodes, *dead)
                 pipe.delete(*(self.k_rooms(n) for n in dead))
+                for n in dead:
+                    url = self.nodes.get(n)
+                    if url is not None:
+                        codes = [c for c, m in self.where.items() if m == n]
+                        self._write_departed(pipe, n, url, codes)
                 await pipe.execute()
         # one line per node removed: a node this one knew, and one it never heard of (that
         # died before this node learned of it) that it took out of the set
@@ -610,6 +663,7 @@ class Cluster:
             rooms = await r.hgetall(self.k_rooms(node))
             self._replace(node, rooms)
         if full:
+            await self._read_departed(alive)
             self._next_full = time.monotonic() + 30.0
 
     def _replace(self, node: str, rooms: dict[str, str]) -> None:

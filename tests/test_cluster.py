@@ -497,6 +497,52 @@ async def test_a_second_node_under_a_name_in_use_is_refused_and_harms_nobody(
         assert again.cluster is not None and again.cluster.joined
 
 
+async def test_a_node_started_after_another_left_still_sends_its_rooms_on(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """Node c killed, then node b restarted: b had never known c's rooms, said a resume's room
+    "has closed", and the client forgot the seat for good, though c came back with it (a
+    cluster trial).  Who left, and their rooms, are remembered in Redis for a while."""
+    async with AsyncExitStack() as stack:
+        watcher = await stack.enter_async_context(cluster_node(redis_url, "keeper"))
+        killed = NodeProcess(redis_url, "killed", tmp_path / "killed.sqlite3")
+        stack.push_async_callback(killed.close)
+        await killed.start()
+        host, code = await create(killed.url, "Host")
+        await eventually(lambda: _has(listed(watcher.url), {code}), 5, "the room listed")
+        await killed.kill()  # no goodbye: the keeper finds it dead
+        await host.close()
+        await eventually(lambda: _lacks(listed(watcher.url), {code}), EXPIRY * 3, "unlisted")
+        # a graceful stop leaves its rooms behind it too
+        stopped = await stack.enter_async_context(cluster_node(redis_url, "stopped"))
+        conn, stopped_code = await create(stopped.url, "Ann")
+        await conn.close()
+        stopped_url = stopped.url
+        await stopped.stop()
+        # a node started after both left sends their rooms on to them
+        async with cluster_node(redis_url, "late") as late:
+            assert late.cluster is not None
+            assert late.cluster.locate(code) == ("killed", killed.url)
+            assert late.cluster.locate(stopped_code) == ("stopped", stopped_url)
+            probe = Connection(late.url)
+            await probe.open()
+            try:
+                raw = await probe.resend(JoinRoom(seq=probe.next_seq(), code=code, name="Bo"))
+                assert isinstance(raw, Redirect) and raw.url == killed.url
+            finally:
+                await probe.close()
+        # back, a node is no longer one that left
+        await killed.start()
+        async with redis_client(redis_url) as r:
+            await eventually(
+                lambda: _is_zero(r.sismember("patience-race:departed", "killed")), 5, "forgotten"
+            )
+
+
+async def _is_zero(value: Any) -> bool:
+    return await value == 0
+
+
 async def test_a_killed_node_leaves_the_list_and_its_rooms_come_back_with_it(
     redis_url: str, tmp_path: Path
 ) -> None:
