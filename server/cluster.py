@@ -575,8 +575,26 @@ class Cluster:
             unannounced = self.hub.unannounced
             waiting = set(unannounced)
             unannounced.extend(rid for rid in self.hub.finished if rid not in waiting)
+            await self._mark_stored_races()
             self._next_summaries = 0.0
             await self._publish()
+
+    async def _mark_stored_races(self) -> None:
+        """Write down again where every race in this node's database is (for what is left of
+        their 30 days): after Redis restarted empty, the races not in memory were answered 404
+        by every other node (a cluster trial)."""
+        store = self.hub.store
+        if store is None:
+            return
+        wall = self.hub.wall()
+        kept = store.finished_since(wall - RACE_RECORD_TTL_S)
+        for start in range(0, len(kept), 1000):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for rid, ended in kept[start : start + 1000]:
+                    left = int(RACE_RECORD_TTL_S - (wall - ended))
+                    if left > 0:
+                        pipe.set(self.k_race(rid), self.node, ex=left, nx=True)
+                await pipe.execute()
 
     async def _publish(self) -> None:
         """Write and announce what changed among this node's rooms since the last time: new

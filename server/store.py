@@ -500,6 +500,18 @@ class Store:
             out.setdefault(pid, []).append((idx, move, t))
         return out
 
+    def finished_since(self, since: float, limit: int = 100_000) -> list[tuple[str, float]]:
+        """The races finished (with a record) at or after ``since`` (wall clock), newest first:
+        (id, when it ended), at most ``limit``."""
+        if self.empty:
+            return []
+        rows = self.db.execute(
+            "SELECT id, ended_at FROM races WHERE record IS NOT NULL AND ended_at >= ? "
+            "ORDER BY ended_at DESC LIMIT ?",
+            (since, limit),
+        ).fetchall()
+        return [(str(r[0]), float(r[1])) for r in rows]
+
     def races(self, limit: int = 50) -> list[dict[str, object]]:
         """The latest ``limit`` races, newest first: id, room, times, how it ended, the game's
         title, the players' names, and who placed first (None for a race not finished)."""

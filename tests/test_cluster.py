@@ -543,6 +543,44 @@ async def _is_zero(value: Any) -> bool:
     return await value == 0
 
 
+async def test_after_redis_restarts_empty_every_stored_race_is_found_again(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a FLUSHALL (a Redis without persistence restarted), only the races still in a
+    node's memory were written again: the others answered 404 on every other node (a cluster
+    trial)."""
+    import server.lifecycle
+
+    monkeypatch.setattr(server.lifecycle, "FINISHED_MOVES", 1)  # memory keeps one of three
+    async with AsyncExitStack() as stack:
+        one = await stack.enter_async_context(cluster_node(redis_url, "node1"))
+        conns: list[Connection] = []
+        stack.push_async_callback(lambda: asyncio.gather(*(c.close() for c in conns)))
+        ids = []
+        for n in range(3):
+            conn, code = await create(one.url, f"Solo {n}")
+            conns.append(conn)
+            await conn.request(Start(seq=0))
+            room = one.hub.rooms[code]
+            for _ in range(200):
+                if room.state == "racing":
+                    break
+                await asyncio.sleep(0.01)
+            await move(conn, "deal")
+            await move(conn, "resign")
+            assert room.race is not None
+            ids.append(room.race.race_id)
+        async with redis_client(redis_url) as r:
+            keys = [f"patience-race:race:{rid}" for rid in ids]
+            await eventually(lambda: _all_set(r, keys), 5, "every race announced")
+            await r.flushall()
+            await eventually(lambda: _all_set(r, keys), EXPIRY * 3, "every race written again")
+
+
+async def _all_set(r: Any, keys: list[str]) -> bool:
+    return all(v is not None for v in await r.mget(keys))
+
+
 async def test_a_killed_node_leaves_the_list_and_its_rooms_come_back_with_it(
     redis_url: str, tmp_path: Path
 ) -> None:
