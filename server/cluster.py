@@ -207,6 +207,8 @@ class Cluster:
         self.stopped = False
         self.errors = 0
         self.joined = False
+        self._hold_drops_until = 0.0
+        """Until when the nodes missing from Redis are not dropped (it was found empty)."""
         """Whether :meth:`start` let it in: a node stopped before (its wait cut short, a name
         in use) has nothing of its own in Redis to remove, and must not remove another's."""
 
@@ -556,7 +558,10 @@ class Cluster:
             added, *_ = await pipe.execute()
         self._answered("heartbeat")
         if added and self._registered:
-            # taken for dead (a pause longer than the expiry): the others dropped its rooms
+            # taken for dead (a pause longer than the expiry), or Redis lost everything (it
+            # restarted empty): the others are missing from it too until their next beat, and
+            # are not taken for dead meanwhile (each was logged removed, alive: a cluster trial)
+            self._hold_drops_until = time.monotonic() + self.config.expiry_s
             log.warning(
                 "cluster_rejoined",
                 extra={"fields": {"event": "cluster_rejoined", "node": self.node}},
@@ -667,7 +672,8 @@ class Cluster:
         # one line per node removed: a node this one knew, and one it never heard of (that
         # died before this node learned of it) that it took out of the set
         known = set(self.nodes)
-        for node in [n for n in self.nodes if n not in alive]:
+        holding = time.monotonic() < self._hold_drops_until
+        for node in [n for n in self.nodes if n not in alive and not holding]:
             self._drop(node, "expired" if node in dead else "gone")
         for node in dead:
             if node not in known:

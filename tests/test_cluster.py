@@ -651,6 +651,31 @@ async def test_a_node_that_disappears_is_removed_in_one_line(redis_url: str, lin
         assert gone == [{"event": "node_removed", "node": "node2", "why": "expired"}]
 
 
+async def test_after_redis_restarts_empty_no_live_node_is_logged_removed(
+    redis_url: str, lines: Lines
+) -> None:
+    """After a FLUSHALL every node logged every other node removed ("gone"), all of them alive
+    and back a heartbeat later: alerts on node_removed fired at every Redis restart (a cluster
+    trial)."""
+    async with cluster_node(redis_url, "node1") as node1, cluster_node(redis_url, "node2") as node2:
+        assert node1.cluster is not None and node2.cluster is not None
+
+        async def both_known() -> bool:
+            return "node2" in node1.cluster.nodes and "node1" in node2.cluster.nodes  # type: ignore[union-attr]
+
+        await eventually(both_known, 5, "the nodes know each other")
+        async with redis_client(redis_url) as r:
+            await r.flushall()
+        await eventually(lambda: _rejoined(lines), EXPIRY * 3, "registered again")
+        await asyncio.sleep(EXPIRY * 2)  # heartbeats and reads of the set
+        assert lines.events("node_removed") == []
+        assert "node2" in node1.cluster.nodes and "node1" in node2.cluster.nodes
+
+
+async def _rejoined(lines: Lines) -> bool:
+    return len(lines.events("cluster_rejoined")) >= 2
+
+
 def accepts(port: int) -> bool:
     """Whether something accepts TCP connections on 127.0.0.1:``port``."""
     try:
