@@ -184,6 +184,9 @@ class Hub(Upkeep, HostCommands):
         self.cluster: Any = None
         """A cluster node's view of the other nodes (``server.cluster.Cluster``), or None."""
         self._alive_written = 0.0
+        self._wall_offset: float | None = None
+        """The wall clock less the monotonic one, as last seen (a step of the wall clock is
+        followed: :meth:`~server.upkeep.Upkeep._follow_clock_step`)."""
         self._next_prune = 0.0
         """When the retention next looks for old races to delete (``--keep-days``)."""
         self._next_conn = 1

@@ -23,6 +23,9 @@ from .rooms import MemberState, Room, log_label
 
 log = logging.getLogger("patience_race.server")
 
+WALL_STEP_S = 2.0
+"""A change of the wall clock against the monotonic one past this, between two ticks a second
+apart, is a step of the clock (NTP slews smaller drifts)."""
 PROGRESS_EVERY_S = 5.0
 """A racing room's progress goes out at least this often, moves or not (its elapsed time sets
 every client's clock)."""
@@ -41,6 +44,7 @@ class Upkeep(RaceLifecycle):
     clock: float
     _next_prune: float
     _alive_written: float
+    _wall_offset: float | None
 
     if TYPE_CHECKING:
         # the hub's methods this part calls (defined in server.hub.Hub), declared for the type
@@ -129,7 +133,9 @@ class Upkeep(RaceLifecycle):
             self._sweep(now, out)
         if self.live is not None and now - self._alive_written >= 1.0:
             self._alive_written = now
-            self.live.alive(self.wall())
+            wall = self.wall()
+            self._follow_clock_step(wall, now)
+            self.live.alive(wall)
         retention = self.limits.keep_days > 0 or self.limits.max_db_mb > 0
         if now >= self._next_prune and self.store is not None and retention:
             self._prune(now)
@@ -247,6 +253,31 @@ class Upkeep(RaceLifecycle):
         self._next_prune = now + (1.0 if more else 60.0)
 
     # -- restarts ---------------------------------------------------------------------------
+
+    def _follow_clock_step(self, wall: float, now: float) -> None:
+        """The wall clock stepped (NTP, an operator) while the server ran: the races' wall
+        start moves with it, so that a restart, which counts a race's time from the wall
+        clock, charges it nothing (an hour forward ended a race as time up at once after a
+        restart: a cluster trial).  Written down for each room with a race."""
+        offset = wall - now
+        if self._wall_offset is None:
+            self._wall_offset = offset
+            return
+        step = offset - self._wall_offset
+        if abs(step) < WALL_STEP_S:
+            return
+        self._wall_offset = offset
+        moved = 0
+        for room in self.rooms.values():
+            race = room.race
+            if race is not None and race.wall_started is not None and race.ended_at is None:
+                race.wall_started += step
+                self._save(room)
+                moved += 1
+        log.warning(
+            "clock_stepped",
+            extra={"fields": {"event": "clock_stepped", "step_s": round(step, 1), "races": moved}},
+        )
 
     def restore(self, now: float) -> int:
         """Bring back every room that was open when the server stopped (``server.durable``);

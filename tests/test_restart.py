@@ -835,3 +835,62 @@ async def test_forget_rooms_ends_the_races_a_restored_backup_would_bring_back(
     assert "goes alone" in capsys.readouterr().err
     assert main(["--db", str(tmp_path / "typo.sqlite3"), "--forget-rooms"]) == 2
     assert not (tmp_path / "typo.sqlite3").exists()
+
+
+@pytest.mark.parametrize("step_s", [3600.0, -600.0])
+def test_a_step_of_the_wall_clock_is_charged_to_no_race_after_a_restart(
+    tmp_path: Path, step_s: float
+) -> None:
+    """The wall clock stepped an hour forward (NTP, an operator), then a crash: the restored race
+    counted its time from the wall clock and ended as time up at once (a backward step gave the
+    racers back their time; a cluster trial).  The races follow a step while the server runs."""
+    from protocol.messages import PROTOCOL_VERSION, CreateRoom, Hello, JoinRoom, Ready
+    from server.hub import Hub
+    from server.limits import Limits
+
+    store = Store(str(tmp_path / "races.sqlite3"))
+    wall = [1_700_000_000.0]
+    limits = Limits(countdown_ms=100, grace_s=60.0)
+    hub = Hub(limits, store=store, wall=lambda: wall[0])
+    now = 1000.0
+
+    def at(seconds: float) -> None:
+        nonlocal now
+        now += seconds
+        wall[0] += seconds
+
+    def session(first: object) -> int:
+        cid = hub.connect(now)
+        assert cid is not None
+        hub.handle(cid, Hello(seq=0, version=PROTOCOL_VERSION), now)
+        hub.handle(cid, first, now)  # type: ignore[arg-type]
+        return cid
+
+    settings = Settings(mode="score", time_limit=600)
+    ann = session(CreateRoom(seq=1, name="Ann", settings=settings))
+    code = hub.conns[ann].room.code  # type: ignore[union-attr]
+    bob = session(JoinRoom(seq=1, code=code, name="Bob"))
+    for cid in (ann, bob):
+        hub.handle(cid, Ready(seq=2), now)
+    for _ in range(30):  # the countdown, then 30 s of the race, a tick each second
+        at(1.0)
+        hub.tick(now)
+    race = hub.rooms[code].race
+    assert race is not None and hub.rooms[code].state == "racing"
+    ran = race.elapsed_ms(now)
+    wall[0] += step_s  # the step
+    for _ in range(3):
+        at(1.0)
+        hub.tick(now)
+    ran += 3000
+    store.commit()
+    # a crash, and the server back 5 s later
+    at(5.0)
+    again = Hub(limits, store=store, wall=lambda: wall[0])
+    now += 1000.0  # another process: another monotonic clock
+    again.restore(now)
+    back = again.rooms[code]
+    assert back.state == "racing" and back.race is not None
+    # the time it was down is charged to nobody; the step neither
+    assert abs(back.race.elapsed_ms(now) - ran) <= 2000, (back.race.elapsed_ms(now), ran)
+    store.close()
