@@ -174,17 +174,30 @@ class Connection:
         self.url = url
         try:
             await self.open()
-        except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
-            # the node holding the room is down (a proxy's 502, nothing listening) or its
-            # address is no WebSocket's: said as a drop, which every caller handles (a join
+        except (OSError, TimeoutError, InvalidHandshake, InvalidURI, Disconnected) as exc:
+            # the node holding the room is down (a proxy's 502, nothing listening), silent, or
+            # its address is no WebSocket's: said as a drop, which every caller handles (a join
             # through a node whose neighbour was down ended in a traceback: a cluster trial)
-            why = getattr(exc, "strerror", None) or str(exc)
-            self.ws = None
+            why = (
+                "no answer"
+                if isinstance(exc, TimeoutError)
+                else getattr(exc, "strerror", None) or str(exc)
+            )
+            # what open() made is let go: the socket and its reader (a node that took the
+            # connection and never said welcome kept both, out of every close's reach: a review)
+            if self.ws is not None:
+                self.ws.transport.abort()
+                self.ws = None
+            if self._reader is not None:
+                self._reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._reader
             self.closed = Disconnected(
                 None,
                 f"the server node holding the room, {url}, cannot be reached ({why}): it may "
                 "be restarting; try again in a moment",
             )
+            self.events.put_nowait(self.closed)  # whoever reads the events learns it too
             raise self.closed from None
 
     async def resend(self, command: Command, timeout: float = 10) -> Event:

@@ -218,6 +218,9 @@ class RaceServer:
             stop = asyncio.ensure_future(self.stopping.wait())
             try:
                 await asyncio.wait({joining, stop}, return_when=asyncio.FIRST_COMPLETED)
+            except BaseException:
+                joining.cancel()  # start itself cancelled: no join left running (a review)
+                raise
             finally:
                 stop.cancel()
             if not joining.done():

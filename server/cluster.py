@@ -207,10 +207,12 @@ class Cluster:
         self.stopped = False
         self.errors = 0
         self.joined = False
-        self._hold_drops_until = 0.0
-        """Until when the nodes missing from Redis are not dropped (it was found empty)."""
         """Whether :meth:`start` let it in: a node stopped before (its wait cut short, a name
         in use) has nothing of its own in Redis to remove, and must not remove another's."""
+        self._hold_drops_until = 0.0
+        """Until when the nodes missing from Redis are not dropped (it was found empty)."""
+        self._ever_registered = False
+        self._clash_said = False
 
     def k_node(self, node: str) -> str:
         return f"{self.config.prefix}node:{node}"
@@ -318,7 +320,11 @@ class Cluster:
                     # out, as a node just killed would be (its key lapses within the expiry),
                     # then refused; two nodes under one name took each other's rooms and
                     # removed each other (a cluster trial)
-                    held = await self._redis.get(self.k_instance(self.node))
+                    # claimed at once (two processes started together both saw it free, then
+                    # both beat under it: a review)
+                    key = self.k_instance(self.node)
+                    claimed = await self._redis.set(key, self.instance, nx=True, px=self.expiry_ms)
+                    held = None if claimed else await self._redis.get(key)
                     if held is not None and held != self.instance:
                         url = await self._redis.get(self.k_node(self.node))
                         raise NameTaken(
@@ -441,6 +447,7 @@ class Cluster:
         for good: a cluster trial)."""
         ms = int(DEPARTED_S * 1000)
         pipe.sadd(self.k_departed_set, node)
+        pipe.pexpire(self.k_departed_set, ms)  # (the set too: it lapses with its last entry)
         pipe.set(self.k_departed(node), url, px=ms)
         pipe.delete(self.k_departed_rooms(node))
         if codes:
@@ -553,15 +560,28 @@ class Cluster:
         async with r.pipeline(transaction=True) as pipe:
             pipe.sadd(self.k_nodes, self.node)
             pipe.set(self.k_node(self.node), self.url, px=self.expiry_ms)
+            pipe.get(self.k_instance(self.node))  # (in the transaction: before the set)
             pipe.set(self.k_instance(self.node), self.instance, px=self.expiry_ms)
             pipe.pexpire(self.k_rooms(self.node), self.expiry_ms)
-            added, *_ = await pipe.execute()
+            added, _, other, _, _ = await pipe.execute()
+        if other is not None and other != self.instance and not self._clash_said:
+            # another process beats under this name (this one paused past its expiry, and a
+            # new one took the name): said, loud, once (a review)
+            self._clash_said = True
+            log.error(
+                "node_name_clash",
+                extra={"fields": {"event": "node_name_clash", "node": self.node}},
+            )
         self._answered("heartbeat")
+        if added and self._ever_registered:
+            # missing from the set it had joined: Redis restarted empty, or this node was taken
+            # for dead; the others are missing too until their next beat (a real restart drops
+            # the connections first, and the hold came too late: a review)
+            self._hold_drops_until = time.monotonic() + self.config.expiry_s
         if added and self._registered:
             # taken for dead (a pause longer than the expiry), or Redis lost everything (it
             # restarted empty): the others are missing from it too until their next beat, and
             # are not taken for dead meanwhile (each was logged removed, alive: a cluster trial)
-            self._hold_drops_until = time.monotonic() + self.config.expiry_s
             log.warning(
                 "cluster_rejoined",
                 extra={"fields": {"event": "cluster_rejoined", "node": self.node}},
@@ -575,6 +595,7 @@ class Cluster:
                 pipe.delete(self.k_departed(self.node), self.k_departed_rooms(self.node))
                 await pipe.execute()
             self._registered = True
+            self._ever_registered = True
             self._published = {}
             # the races it holds, announced again (Redis may have lost them)
             unannounced = self.hub.unannounced
@@ -672,7 +693,11 @@ class Cluster:
         # one line per node removed: a node this one knew, and one it never heard of (that
         # died before this node learned of it) that it took out of the set
         known = set(self.nodes)
-        holding = time.monotonic() < self._hold_drops_until
+        # (and while this node is not registered again after an error: what it reads of a
+        # Redis just back may be empty)
+        holding = time.monotonic() < self._hold_drops_until or (
+            self._ever_registered and not self._registered
+        )
         for node in [n for n in self.nodes if n not in alive and not holding]:
             self._drop(node, "expired" if node in dead else "gone")
         for node in dead:

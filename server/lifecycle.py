@@ -234,9 +234,11 @@ class RaceLifecycle:
         starts by itself as soon as it can (the hub's tick)."""
         why = self._start_countdown(room, now, out)
         if why is not None:
+            told = room.code in self.awaiting_start
             self.awaiting_start.add(room.code)
             self._room_update(room, out)
-            self._broadcast(room, Error(seq=None, code="not_ready", message=why), out)
+            if not told:  # (once: a ready toggled over and over sent it to everyone each time)
+                self._broadcast(room, Error(seq=None, code="not_ready", message=why), out)
 
     def _no_deal_yet(self, room: Room) -> bool:
         """The room asks for a certified winnable deal and none is ready (its game keeps its
@@ -287,6 +289,14 @@ class RaceLifecycle:
                 f"the countdown starts by itself in {math.ceil(wait)} s, or later if that "
                 "address's other rooms start first"
             )
+        updates = room.updates
+        if updates is not None and updates.wait(now) > 0:
+            # the room's budget of updates spent (a countdown started and stopped over and
+            # over, each start and stop sent to everyone at once: a review): it starts by itself
+            # once the budget allows, unsaid (its start sends the room as it is then; an update
+            # held now would take the next token before it, every time)
+            self.awaiting_start.add(room.code)
+            return None
         number, solution = settings.deal_number, None
         if settings.winnable and self.pool is not None:
             got = self.pool.take(room.config)

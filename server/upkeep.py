@@ -259,6 +259,8 @@ class Upkeep(RaceLifecycle):
         start moves with it, so that a restart, which counts a race's time from the wall
         clock, charges it nothing (an hour forward ended a race as time up at once after a
         restart: a cluster trial).  Written down for each room with a race."""
+        if self.live is not None and self.live.clock_stopped:
+            return  # draining: the clock the restart counts from is frozen (a review)
         offset = wall - now
         if self._wall_offset is None:
             self._wall_offset = offset

@@ -1491,16 +1491,21 @@ def test_room_updates_have_a_budget_of_the_room_and_the_rest_goes_out_together()
     assert not room.update_pending
     h.tick(5.0)
     assert len(h.got(watcher, RoomUpdate)) == len(updates) + 1  # nothing more to send
-    # a change of state goes out at once, whatever the budget: the countdown's events need it
+    # a countdown starts within the budget too (by itself once it allows), and its room update
+    # goes out before its countdown event
     for _ in range(6):
         h.cmd(cat, Ready(seq=0, ready=False))
     h.clear()
     h.cmd(ann, Ready(seq=0))
     h.cmd(cat, Ready(seq=0))
+    for _ in range(80):  # (a token for the update held, then one for the start)
+        if room.state == "countdown":
+            break
+        h.tick(0.05)
     assert room.state == "countdown"
-    sent = h.got(watcher, RoomUpdate)
-    assert sent and sent[-1].room.state == "countdown"
-    assert h.got(watcher, Countdown)
+    kinds = [type(e).__name__ for e in h.inbox[watcher] if isinstance(e, RoomUpdate | Countdown)]
+    assert kinds[-2:] == ["RoomUpdate", "Countdown"]
+    assert h.got(watcher, RoomUpdate)[-1].room.state == "countdown"
     # another room has its own budget
     _other, (eve, _fay), _ = h.room(None, "Eve", "Fay")
     h.clear()
@@ -1585,3 +1590,27 @@ def test_an_ipv6_network_holds_a_few_times_what_one_64_may() -> None:
     assert h.hub.connect(h.now, budget_key("2001:db8:1::1")) is not None
     h.take(h.hub.disconnect(held[0], h.now))  # type: ignore[arg-type]
     assert h.hub.connect(h.now, budget_key("2001:db8:0:99::1")) is not None
+
+
+def test_a_countdown_started_and_stopped_over_and_over_pays_from_the_room_budget() -> None:
+    """A change of state goes out at once, whatever the room's budget of updates: a player
+    toggling ready where the others are ready started and stopped a countdown at each toggle,
+    200 updates and 100 countdowns to every member in 10 s (a review).  A countdown starts
+    within the budget, by itself when it allows."""
+    h = Harness(countdown_ms=3000)
+    code, (ann, bob), _ = h.room(None, "Ann", "Bob")
+    watcher = h.connect()
+    assert isinstance(h.cmd(watcher, JoinRoom(seq=0, code=code, name="Dan", spectate=True)), Joined)
+    h.cmd(ann, Ready(seq=0))
+    h.clear()
+    for n in range(200):  # 20 a second for 10 s
+        assert isinstance(h.cmd(bob, Ready(seq=0, ready=n % 2 == 0)), Ack)
+        h.tick(0.05)
+    updates, countdowns = len(h.got(watcher, RoomUpdate)), len(h.got(watcher, Countdown))
+    budget = h.hub.limits.room_update_burst + 10 * h.hub.limits.room_update_rate  # 60
+    assert countdowns <= budget and updates <= 2 * budget + 2, (updates, countdowns)
+    # Bob ready at last: the countdown starts, by itself if need be, within a second
+    h.cmd(bob, Ready(seq=0))
+    for _ in range(20):
+        h.tick(0.05)
+    assert h.hub.rooms[code].state == "countdown"
