@@ -116,7 +116,7 @@ def room_changes(
         host_name = safe(after[host].name)
         if was_host not in after:
             told.add(was_host)
-            out.insert(0, f"{_gone(before[was_host])}: {host_name} is the host now")
+            out.insert(0, f"{_gone(before[was_host])}. {host_name} is the host now")
         else:
             out.insert(0, f"{host_name} is the host now")
     for mid, m in before.items():

@@ -157,7 +157,7 @@ def test_room_changes_say_who_came_and_went() -> None:
     model.apply(RoomUpdate(room=room([member(2, "Bob", host=True), member(3, "Cy")])), 0.0)
     assert model.status.startswith("Ann left. You are the host now") and "Cy joined" in model.status
     # everyone else is told who the host is now (only the new host was: club-night trial)
-    assert room_changes(back, handed, you=3)[0] == "Ann left: Bob is the host now"
+    assert room_changes(back, handed, you=3)[0] == "Ann left. Bob is the host now"
     hosting = room([member(1, "Ann", host=True), member(2, "Bob"), member(3, "Cy")])
     kept = room([member(1, "Ann", host=False), member(2, "Bob", host=True), member(3, "Cy")])
     assert room_changes(hosting, kept, you=3) == ["Bob is the host now"]
@@ -286,7 +286,7 @@ def test_a_race_started_under_results_still_up_clears_what_they_said() -> None:
 
 def test_the_host_leaving_as_the_countdown_starts_is_still_said() -> None:
     """The host left the lobby, everyone else ready: the countdown started in the same moment
-    and wiped "Ann left: Bob is the host now" from the status line (a race-night trial)."""
+    and wiped "Ann left. Bob is the host now" from the status line (a race-night trial)."""
     lobby = [member(1, "Ann"), member(2, "Bob", host=False, ready=True)]
     lobby.append(member(3, "Cid", host=False, ready=True))
     model = RaceModel(name="Cid", you=3)
@@ -296,7 +296,7 @@ def test_the_host_leaving_as_the_countdown_starts_is_still_said() -> None:
     model.apply(RoomUpdate(room=room(left, state="countdown")))
     model.apply(Countdown(race_id="r2", ms=3000, commitment="c" * 64))
     assert model.phase == "countdown"
-    assert model.status == "Ann left: Bob is the host now", model.status
+    assert model.status == "Ann left. Bob is the host now", model.status
     # only the room update's own words stay: an older line goes, however recent the update
     # ("no certified deal is ready yet" stayed under the countdown's big 2: a new-user trial)
     model.apply(RoomUpdate(room=room(lobby)))

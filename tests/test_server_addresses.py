@@ -166,6 +166,10 @@ async def test_http_requests_are_charged_to_the_address_budget_of_connections() 
                 assert b"limited to 0.2 a second" in body
                 refused += 1
         assert refused == 3
+        answered = server.hub.metrics.get("refused_http_rate", 0)  # (429s, not drops)
+        assert f'patience_race_refused_total{{why="http_rate"}} {answered}' in (
+            server.metrics_text()
+        )
         # and the budget is the one a WebSocket's handshake is charged to
         with pytest.raises((InvalidMessage, OSError)):
             async with connect(server.url, open_timeout=5) as ws:
