@@ -195,20 +195,7 @@ def save_seat(
 def forget_seat(url: str, code: str, name: str, path: Path | None = None) -> None:
     """Forget a seat that is gone; a seats file that cannot be used keeps it (no error: a seat
     left behind is refused by the server when tried, and forgotten then)."""
-
-    def change(data: Seats) -> bool:
-        rooms = data.get(url, {})
-        held = rooms.get(room_key(code), {})
-        if held.pop(name_key(name), None) is None:
-            return False
-        if not held:
-            del rooms[room_key(code)]
-        if not rooms:
-            del data[url]
-        return True
-
-    with contextlib.suppress(SeatsError):
-        _change(path, change)
+    _forget(url, code, lambda held: [name_key(name)] if name_key(name) in held else [], path)
 
 
 def forget_gone(url: str, code: str, members: set[int], path: Path | None = None) -> None:
@@ -216,15 +203,28 @@ def forget_gone(url: str, code: str, members: set[int], path: Path | None = None
     ids the room has): released after the grace, removed or left, whichever terminal of this
     account held them (a bare join listed seats released half an hour before: a trial).  Seats
     saved without their id are kept; a seats file that cannot be used is left alone."""
+    _forget(
+        url,
+        code,
+        lambda held: [
+            key
+            for key, seat in held.items()
+            if seat.get("id", "").isdigit() and int(seat["id"]) not in members
+        ],
+        path,
+    )
+
+
+def _forget(
+    url: str, code: str, which: Callable[[dict[str, Seat]], list[str]], path: Path | None
+) -> None:
+    """Forget the seats ``which`` picks among those saved for this room (their name keys); a
+    seats file that cannot be used is left as it is."""
 
     def change(data: Seats) -> bool:
         rooms = data.get(url, {})
         held = rooms.get(room_key(code), {})
-        gone = [
-            key
-            for key, seat in held.items()
-            if seat.get("id", "").isdigit() and int(seat["id"]) not in members
-        ]
+        gone = which(held)
         for key in gone:
             del held[key]
         if not gone:

@@ -432,6 +432,28 @@ class NodeProcess:
             self._rest.cancel()
 
 
+async def solo_races(node: RaceServer, n: int, stack: AsyncExitStack) -> list[str]:
+    """``n`` races on ``node``, one after the other, each of a player alone who deals and
+    resigns: their ids (the players' connections closed with ``stack``)."""
+    conns: list[Connection] = []
+    stack.push_async_callback(lambda: asyncio.gather(*(c.close() for c in conns)))
+    ids = []
+    for k in range(n):
+        conn, code = await create(node.url, f"Solo {k}")
+        conns.append(conn)
+        await conn.request(Start(seq=0))
+        room = node.hub.rooms[code]
+        for _ in range(200):
+            if room.state == "racing":
+                break
+            await asyncio.sleep(0.01)
+        await move(conn, "deal")
+        await move(conn, "resign")
+        assert room.race is not None
+        ids.append(room.race.race_id)
+    return ids
+
+
 async def test_races_finished_together_are_all_announced_whatever_memory_keeps(
     redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -444,22 +466,7 @@ async def test_races_finished_together_are_all_announced_whatever_memory_keeps(
     async with AsyncExitStack() as stack:
         one = await stack.enter_async_context(cluster_node(redis_url, "node1"))
         two = await stack.enter_async_context(cluster_node(redis_url, "node2"))
-        conns: list[Connection] = []
-        stack.push_async_callback(lambda: asyncio.gather(*(c.close() for c in conns)))
-        ids = []
-        for n in range(3):
-            conn, code = await create(one.url, f"Solo {n}")
-            conns.append(conn)
-            await conn.request(Start(seq=0))
-            room = one.hub.rooms[code]
-            for _ in range(200):
-                if room.state == "racing":
-                    break
-                await asyncio.sleep(0.01)
-            await move(conn, "deal")
-            await move(conn, "resign")
-            assert room.race is not None
-            ids.append(room.race.race_id)
+        ids = await solo_races(one, 3, stack)
         assert len(one.hub.finished) == 1  # memory kept one; all three are to be announced
 
         async def all_known() -> bool:
@@ -554,22 +561,7 @@ async def test_after_redis_restarts_empty_every_stored_race_is_found_again(
     monkeypatch.setattr(server.lifecycle, "FINISHED_MOVES", 1)  # memory keeps one of three
     async with AsyncExitStack() as stack:
         one = await stack.enter_async_context(cluster_node(redis_url, "node1"))
-        conns: list[Connection] = []
-        stack.push_async_callback(lambda: asyncio.gather(*(c.close() for c in conns)))
-        ids = []
-        for n in range(3):
-            conn, code = await create(one.url, f"Solo {n}")
-            conns.append(conn)
-            await conn.request(Start(seq=0))
-            room = one.hub.rooms[code]
-            for _ in range(200):
-                if room.state == "racing":
-                    break
-                await asyncio.sleep(0.01)
-            await move(conn, "deal")
-            await move(conn, "resign")
-            assert room.race is not None
-            ids.append(room.race.race_id)
+        ids = await solo_races(one, 3, stack)
         async with redis_client(redis_url) as r:
             keys = [f"patience-race:race:{rid}" for rid in ids]
             await eventually(lambda: _all_set(r, keys), 5, "every race announced")

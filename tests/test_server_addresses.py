@@ -15,7 +15,7 @@ from server.hub import Hub
 from server.limits import Limits, budget_key
 from server.store import Store
 
-from .server_helpers import fast_limits, http_get
+from .server_helpers import fast_limits, http_get, running_server
 
 
 def test_hub_limits_connections_per_address() -> None:
@@ -138,14 +138,7 @@ async def test_an_address_opening_connections_too_fast_is_dropped_before_its_han
 async def test_http_requests_are_charged_to_the_address_budget_of_connections() -> None:
     """`/metrics` and `/healthz` (and a page that is none of the server's) cost nothing: one
     address sent 644 a second, and each `/metrics` stalled the server 10 ms (a red team)."""
-    server = RaceServer(
-        "127.0.0.1",
-        0,
-        limits=fast_limits(connect_rate=0.2, connect_burst=4),
-        store=Store(":memory:"),
-    )
-    await server.start()
-    try:
+    async with running_server(fast_limits(connect_rate=0.2, connect_burst=4)) as server:
         paths = ["/healthz", "/metrics", "/", "/nowhere"]
         # (the last a handshake that fails: an upgrade to no WebSocket was never charged, the
         # hub charging only those that opened: a review)
@@ -174,5 +167,3 @@ async def test_http_requests_are_charged_to_the_address_budget_of_connections() 
         with pytest.raises((InvalidMessage, OSError)):
             async with connect(server.url, open_timeout=5) as ws:
                 await ws.recv()
-    finally:
-        await server.stop()
