@@ -601,7 +601,11 @@ class Cluster:
             unannounced = self.hub.unannounced
             waiting = set(unannounced)
             unannounced.extend(rid for rid in self.hub.finished if rid not in waiting)
-            await self._mark_stored_races()
+            if added:
+                # Redis did not have this node: it lost everything, or this is the node's
+                # start (not after every error of a Redis that kept it all: each would read
+                # the database on the loop and set every race again: a review)
+                await self._mark_stored_races()
             self._next_summaries = 0.0
             await self._publish()
 
