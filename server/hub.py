@@ -815,9 +815,7 @@ class Hub(Upkeep, HostCommands):
                 self.limits.room_update_rate, self.limits.room_update_burst, self.clock
             )
         if room.updates.take(self.clock) or room.state != room.state_sent:
-            room.update_pending = False
-            room.state_sent = room.state
-            self._broadcast(room, RoomUpdate(room=room.info()), out, skip)
+            self._send_room(room, out, skip)
         else:
             room.update_pending = True
 
@@ -825,9 +823,12 @@ class Hub(Upkeep, HostCommands):
         """A change held back by the room's budget of updates, sent once the budget allows."""
         assert room.updates is not None
         if room.updates.take(now):
-            room.update_pending = False
-            room.state_sent = room.state
-            self._broadcast(room, RoomUpdate(room=room.info()), out)
+            self._send_room(room, out)
+
+    def _send_room(self, room: Room, out: Outbox, skip: int | None = None) -> None:
+        room.update_pending = False
+        room.state_sent = room.state
+        self._broadcast(room, RoomUpdate(room=room.info()), out, skip)
 
     def _save(self, room: Room) -> None:
         """Write the room down (``server.durable``): every change members can see goes through

@@ -234,10 +234,10 @@ class RaceLifecycle:
         starts by itself as soon as it can (the hub's tick)."""
         why = self._start_countdown(room, now, out)
         if why is not None:
-            told = room.code in self.awaiting_start
             self.awaiting_start.add(room.code)
             self._room_update(room, out)
-            if not told:  # (once: a ready toggled over and over sent it to everyone each time)
+            if not room.wait_told:  # (once: a ready toggled over and over sent it each time)
+                room.wait_told = True
                 self._broadcast(room, Error(seq=None, code="not_ready", message=why), out)
 
     def _no_deal_yet(self, room: Room) -> bool:
@@ -316,6 +316,7 @@ class RaceLifecycle:
             solution=solution,
         )
         room.state = "countdown"
+        room.wait_told = False
         room.countdown_end = now + self.limits.countdown_ms / 1000
         room.last_over = None
         self._event("countdown", room, None, race=race_id, players=len(room.race.seats))

@@ -154,6 +154,8 @@ class Room:
         """The room's budget of room updates (the hub's ``room_update_rate``), made at the
         first update."""
         self.update_pending = False
+        self.wait_told = False
+        """Its members were told why its countdown waits (once, until a countdown starts)."""
         """A change not yet sent: over that budget, it goes out with the next update."""
         self.state_sent: RoomState | None = None
         """The state the last room update sent (a change of state is sent at once, whatever

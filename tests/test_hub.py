@@ -1614,3 +1614,24 @@ def test_a_countdown_started_and_stopped_over_and_over_pays_from_the_room_budget
     for _ in range(20):
         h.tick(0.05)
     assert h.hub.rooms[code].state == "countdown"
+
+
+def test_a_room_waiting_for_its_start_says_why_once() -> None:
+    """The address's race budget spent, the room waits to start by itself: each ready toggled
+    sent every member the same "not_ready" error again (100 in 10 s: a review)."""
+    h = Harness(race_rate=0.01, race_burst=1)
+    code, ann, bob = _room_from_two_addresses(h)
+    h.cmd(bob, Ready(seq=0))
+    h.cmd(ann, Ready(seq=0))
+    h.tick(h.hub.limits.countdown_ms / 1000)
+    assert h.hub.rooms[code].state == "racing"
+    for c in (ann, bob):
+        h.move(c, kind="resign")
+    h.cmd(bob, Rematch(seq=0))
+    h.cmd(ann, Rematch(seq=0))  # the lobby, both ready: the budget is spent, it waits
+    assert code in h.hub.awaiting_start
+    for n in range(20):
+        h.cmd(bob, Ready(seq=0, ready=n % 2 == 1))
+        h.tick(0.05)
+    said = [e for e in h.inbox[ann] if isinstance(e, Error) and e.code == "not_ready"]
+    assert len(said) == 1, said
