@@ -24,8 +24,9 @@ from .rooms import MemberState, Room, log_label
 log = logging.getLogger("patience_race.server")
 
 WALL_STEP_S = 2.0
-"""A change of the wall clock against the monotonic one past this, between two ticks a second
-apart, is a step of the clock (NTP slews smaller drifts)."""
+"""A change of the wall clock against the monotonic one past this (looked at about once a second,
+against the last step followed) is a step of the clock, and followed: a slow drift too, once it
+adds up to this."""
 PROGRESS_EVERY_S = 5.0
 """A racing room's progress goes out at least this often, moves or not (its elapsed time sets
 every client's clock)."""
