@@ -61,6 +61,8 @@ class LastResults:
     (``patience-race play``'s races); set by the app."""
     record_saved: bool = False
     """``record_at`` is a file on this computer."""
+    undo: bool = True
+    """The race allowed undo (without it the table has no undos column: all would be 0)."""
 
 
 BACK_WINDOW_S = 15.0
@@ -145,6 +147,11 @@ class RaceModel:
     """...and what it said (the status line then)."""
     room_said_at: float = -1e9
     """When a room update last said what changed (the countdown it starts keeps the line)."""
+
+    @property
+    def undo_allowed(self) -> bool:
+        """The room's races allow undo (true while its settings are not known)."""
+        return self.room is None or self.room.settings.undo != "off"
 
     def say(self, message: str) -> None:
         """A thing that happened: into the log and the status line."""
@@ -380,6 +387,7 @@ class RaceModel:
             reveal=self.reveal,
             verdict=self.verdict,
             verified=self.verified,
+            undo=self.undo_allowed,
         )
         self.holding = True
         self.asked_rematch = False

@@ -634,19 +634,22 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
             t.append(f"{f'{done}/{total} {unit}':>13}\n", style=DIM)
         if per >= 3:
             when = clock(p.finish_ms) if p.finish_ms is not None else ""
-            detail = f" {plural(p.moves, 'move')}, {plural(p.undos, 'undo')}"
+            undo = model.undo_allowed  # (with undo off every row said "0 undos")
+            detail = f" {plural(p.moves, 'move')}" + (
+                f", {plural(p.undos, 'undo')}" if undo else ""
+            )
             if game != ST_HELENA:
                 # the cards each has turned (Louis: shown from the stock), as the rules promise
                 # everyone sees (it was never drawn: a trial); where it fits
                 # (in a panel of 29, 100 moves or a finishing time left it out: a trial; then
                 # the moves are "mv", or no undo is not said)
                 turned = "shown" if game == LOUIS else "turned"
-                undos = f", {plural(p.undos, 'undo')}"
+                undos = f", {plural(p.undos, 'undo')}" if undo else ""
                 forms = [
                     f" {plural(p.moves, 'move')}, {p.turned} {turned}{undos}",
                     f" {p.moves} mv, {p.turned} {turned}{undos}",
                 ]
-                if not p.undos:
+                if not p.undos and undo:
                     forms.append(f" {plural(p.moves, 'move')}, {p.turned} {turned}")
                 fits = width - (6 if when else 0)  # (the time: once finished)
                 detail = next((f for f in forms if len(f) <= fits), detail)

@@ -88,7 +88,9 @@ def _header(
         t.append(f"  score {state.score()}", style="bold green")
         if state.score2() is not None:
             t.append(f" ({second}{state.score2()})", style="green")
-        t.append(f"  {plural(state.moves, 'move')}  {plural(state.undos, 'undo')}")
+        t.append(f"  {plural(state.moves, 'move')}")
+        if model.undo_allowed:  # (with undo off, "0 undos" all race long said nothing)
+            t.append(f"  {plural(state.undos, 'undo')}")
         if state.config.game == SPIDER:
             t.append(f"  {home} {'on' if auto_home else 'off'}", style=DIM)
     if model.role == "spectator":
@@ -111,7 +113,7 @@ def footer_keys(model: RaceModel) -> str:
         if model.role != "player" or model.state is None or done:
             return "q q: leave   ?: help"
         state = model.state
-        undo = "" if model.room and model.room.settings.undo == "off" else "u undo  "
+        undo = "u undo  " if model.undo_allowed else ""
         if state.config.game == SPIDER:
             return f"1-0 pick  ↑↓ more/fewer  f home  d deal  {undo}xx resign  qq quit  ? help"
         # (as practice's footer: a deal while there is one, else a redeal while one is left)
@@ -382,10 +384,11 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
     t.append("\n\n")
     standings = last.standings if last is not None else (model.standings or [])
     spider = last is not None and last.game == SPIDER
-    name_w = max(6, min(24, width - 52))
+    undo = last.undo if last is not None else model.undo_allowed
+    name_w = max(6, min(24, width - 52 + (0 if undo else 6)))
     head = f"{'#':>2}  {'name':<{name_w}} {'result':<12} {'score':>6}"
     head += f" {'aisl.':>5}" if spider else ""
-    head += f" {'time':>6} {'moves':>5} {'undos':>5}\n"
+    head += f" {'time':>6} {'moves':>5}" + (f" {'undos':>5}" if undo else "") + "\n"
     t.append(head, style="bold " + DIM)
     bots = model.bots
     idle = {p.id for p in model.progress if p.status == "left" and p.connected}
@@ -420,7 +423,7 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
         if spider:
             row += f" {s.score2:>5}" if s.score2 is not None else f" {'':>5}"
         time_ = clock(s.finish_ms) if s.finish_ms is not None else "-"
-        row += f" {time_:>6} {s.moves:>5} {s.undos:>5}\n"
+        row += f" {time_:>6} {s.moves:>5}" + (f" {s.undos:>5}" if undo else "") + "\n"
         t.append(row, style=style)
     if len(shown) < len(standings):
         more = len(standings) - len(shown)
@@ -613,7 +616,7 @@ def stuck_with_undo(model: RaceModel) -> bool:
         and state is not None
         and state.stuck
         and state.can_undo
-        and not (model.room is not None and model.room.settings.undo == "off")
+        and model.undo_allowed
         and me is not None
         and me.status == "playing"
     )

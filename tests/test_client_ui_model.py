@@ -415,6 +415,34 @@ def test_results_table_has_every_column_and_the_keys() -> None:
     assert any("on red" in str(s.style) for s in warn.spans)
 
 
+def test_a_race_without_undo_counts_no_undos() -> None:
+    """With undo off every count of undos is 0: the header, the race panel and the results
+    table leave them out (they said "0 undos" all race long), and results kept up say so of
+    their race even when the room then turns undo on."""
+    race = RaceModel(name="Ann", you=1, phase="racing")
+    race.room = room([member(1, "Ann"), member(2, "Bob")], state="racing")
+    race.state = new_game(GameConfig("spider", {"suits": 1}), 3)
+    race.progress = [progress(1, "Ann", moves=4), progress(2, "Bob", moves=2)]
+    assert "0 undos" in screens.header(race, True).plain
+    assert "0 undos" in render.opponents(race, 29).plain
+    race.room.settings.undo = "off"
+    assert "undo" not in screens.header(race, True).plain
+    assert "0 moves" in screens.header(race, True).plain
+    panel = render.opponents(race, 29).plain
+    assert "undo" not in panel and "4 moves" in panel
+    model = results_model()
+    assert "undos" in screens.results(model, 78).plain
+    model.room.settings.undo = "off"  # type: ignore[union-attr]
+    model._hold_results()
+    model.last.game = "spider"  # type: ignore[union-attr]
+    text = screens.results(model, 78).plain
+    assert "undos" not in text and "moves" in text
+    bob = next(line for line in text.splitlines() if "Bob" in line and "won" in line)
+    assert bob.split()[-2:] == ["1:05", "1"]  # time, moves: no undo column after them
+    model.room.settings.undo = "safe"  # type: ignore[union-attr]  (the room moved on)
+    assert "undos" not in screens.results(model, 78).plain
+
+
 def test_results_columns_stay_straight_with_wide_names_and_name_the_join_command() -> None:
     """Names in two-cell characters (CJK, emoji) are cut and padded by cells, so the result
     column starts at one place on every row; the join command shows when there is one."""
