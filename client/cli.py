@@ -305,12 +305,12 @@ def rooms_table(rooms: Sequence[Any]) -> str:
     certified deal's or Spider's with all its options, no longer runs into the next column)."""
     from rich.cells import cell_len
 
-    head = ["code", "game", "mode", "players", "state"]
+    head = ["code", "game", "race", "players", "state"]
     rows = [
         [
             clean(r.code[:4] + "-" + r.code[4:]),
             clean(r.title),
-            clean(r.mode),
+            race_words(r.mode, r.time_limit),
             f"{r.players}/{r.seats}",
             clean(r.state),
         ]
@@ -323,6 +323,16 @@ def rooms_table(rooms: Sequence[Any]) -> str:
         ).rstrip()
         for row in [head, *rows]
     )
+
+
+def race_words(mode: str, time_limit: int) -> str:
+    """A room's race for its line in ``rooms``: "first to win", "best score, 5 min" (the
+    column said "first" or "score", and nothing of a time limit)."""
+    words = {"first": "first to win", "score": "best score"}.get(mode, clean(mode))
+    if not time_limit:
+        return words
+    limit = f"{time_limit // 60} min" if not time_limit % 60 else f"{time_limit} s"
+    return f"{words}, {limit}"
 
 
 def cmd_bot(args: argparse.Namespace) -> int:

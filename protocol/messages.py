@@ -26,7 +26,7 @@ from pydantic import (
 from .moves import Kind, Move
 from .view import BoardView, CardName
 
-PROTOCOL_VERSION = "1.3"
+PROTOCOL_VERSION = "1.4"
 """``major.minor``: a client of another major version is refused; minors only add optional fields."""
 
 Seq = Annotated[int, Field(ge=0, le=2**53)]
@@ -194,6 +194,8 @@ class RoomSummary(Model):
     players: int
     seats: int
     spectators: int
+    time_limit: int = 0
+    """The race's time limit in seconds, 0 for none (1.4: 0 from an older server)."""
 
 
 class WireMove(Model):

@@ -71,6 +71,8 @@ JOIN_EXPIRIES = 3
 """A node starting tries to join its cluster for this many node expiries (30 s by default), then
 gives up (:class:`ClusterJoinError`: the server exits with status 2, for systemd or compose to
 start it again)."""
+SUMMARY_FIELDS = frozenset(RoomSummary.model_fields)
+"""What this node reads of another's public room: a newer node may publish more."""
 KNOWN_RACES = 10_000
 """Finished races of other nodes whose node is remembered in memory (``get_race`` over the
 WebSocket); older ones are still found over HTTP, which asks Redis."""
@@ -261,8 +263,11 @@ class Cluster:
             if node not in self.nodes:
                 continue
             for doc in rooms.values():
-                with contextlib.suppress(ValueError):
-                    out.append(RoomSummary.model_validate_json(doc))
+                with contextlib.suppress(ValueError, TypeError, AttributeError):
+                    # the fields this node knows: a newer node's summary has more (an upgrade
+                    # going through the nodes one by one must not hide its rooms here)
+                    known = {k: v for k, v in json.loads(doc).items() if k in SUMMARY_FIELDS}
+                    out.append(RoomSummary.model_validate(known))
 
         def order(r: RoomSummary) -> int:
             if r.state == "lobby":

@@ -293,6 +293,7 @@ class Room:
             players=len(self.players()),
             seats=self.settings.seats,
             spectators=len(self.spectators()),
+            time_limit=self.settings.time_limit,
         )
 
 

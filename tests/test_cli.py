@@ -300,14 +300,20 @@ def test_rooms_columns_stay_apart_whatever_the_title() -> None:
 
     rooms = [
         RoomSummary(code="RHDR7JM8", state="lobby", title="Spider (4 suits, relaxed 2, xpat2 "
-                    "numbering)", mode="score", players=2, seats=2, spectators=0),
+                    "numbering)", mode="score", players=2, seats=2, spectators=0,
+                    time_limit=300),
         RoomSummary(code="K7QMX2PF", state="racing", title="Louis", mode="first", players=1,
                     seats=16, spectators=3),
+        RoomSummary(code="QQQQ2222", state="lobby", title="Louis", mode="first", players=1,
+                    seats=16, spectators=3, time_limit=90),
     ]  # fmt: skip
     lines = rooms_table(rooms).splitlines()
-    assert lines[0].split() == ["code", "game", "mode", "players", "state"]
-    assert "numbering)  score  2/2" in lines[1], lines
-    for word in ("mode", "players", "state"):  # every column starts at its heading
+    assert lines[0].split() == ["code", "game", "race", "players", "state"]
+    # the race as people say it, with its time limit (it said "score", and no time)
+    assert "numbering)  best score, 5 min   2/2" in lines[1], lines
+    assert "Louis" in lines[2] and "first to win  " in lines[2] and "min" not in lines[2]
+    assert "first to win, 90 s" in lines[3]
+    for word in ("race", "players", "state"):  # every column starts at its heading
         at = lines[0].index(word)
         assert all(line[at - 2 : at] == "  " and line[at] != " " for line in lines), word
 

@@ -1329,8 +1329,12 @@ def test_other_nodes_rooms_are_listed_joinable_first() -> None:
         },
         "gone": {"GONE0000": summary("GONE0000", "lobby", 1)},  # a node no longer in the cluster
     }
+    # a newer node's summary, with a field this node does not know, is listed all the same (an
+    # upgrade node by node hid the upgraded nodes' rooms); a summary that is no object is not
+    newer = json.loads(summary("NEWR0000", "results", 1)) | {"since_1_9": [1]}
+    cluster.public["node2"] |= {"NEWR0000": json.dumps(newer), "LIST0000": "[1]"}
     codes = [r.code for r in cluster.remote_summaries(10)]
-    assert codes == ["OPEN0000", "FULL0000", "RACE0000", "DONE0000"]
+    assert codes == ["OPEN0000", "FULL0000", "RACE0000", "DONE0000", "NEWR0000"]
     assert [r.code for r in cluster.remote_summaries(2)] == ["OPEN0000", "FULL0000"]
 
 

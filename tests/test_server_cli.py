@@ -100,7 +100,7 @@ def test_defaults_without_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_schema_prints_both_directions(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--schema"]) == 0
     schema = json.loads(capsys.readouterr().out)
-    assert schema["protocol_version"] == PROTOCOL_VERSION == "1.3"
+    assert schema["protocol_version"] == PROTOCOL_VERSION == "1.4"
     client = json.dumps(schema["client_to_server"])
     server = json.dumps(schema["server_to_client"])
     for name in ("Hello", "CreateRoom", "JoinRoom", "Resume", "MoveCmd", "Rematch", "GetRace"):

@@ -201,6 +201,8 @@ async def test_the_public_list_leaves_out_private_rooms() -> None:
             3,
             0,
         )
+        # its time limit (1.4: the list said "score" and nothing of the minute)
+        assert two.time_limit == 60 and by_code[public1.room.code].time_limit == 0
         # a private room is joined by its code, in any case, with or without the dash
         typed = f"{secret.room.code[:4]}-{secret.room.code[4:]}".lower()
         j = await conns[3].request(JoinRoom(seq=0, code=typed, name="D"))
