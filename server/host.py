@@ -136,13 +136,19 @@ class HostCommands:
                     "another deal",
                 )
             settings = settings.model_copy(update={"deal_number": room.settings.deal_number})
-        if settings == room.settings and room.state == "lobby" and settings.deal_number is None:
+        config = self._check_settings(settings, len(room.players()))
+        if (
+            _as_played(settings, config) == _as_played(room.settings, room.config)
+            and room.state == "lobby"
+            and settings.deal_number is None
+        ):
             # nothing changes: nobody is made to press ready again, nothing is sent or logged
             # (not with a fixed deal: a host who took over would learn whether a number they
-            # sent is the secret one)
+            # sent is the secret one); options compared as the game takes them, the defaults
+            # written or not (the room's own settings sent back, {"suits": 2, "relaxed": 0} for
+            # {"suits": 2}, made everyone ready again: a protocol trial)
             out.reply(conn.id, Ack(seq=cmd.seq))
             return
-        config = self._check_settings(settings, len(room.players()))
         if room.state == "countdown":
             self._stop_countdown(room, member, out)
         room.config = config
@@ -200,3 +206,8 @@ class HostCommands:
             if m.conn is not None and m is not member and m is not target:
                 out.send(m.conn, told)
         self._remove_member(room, target, "kicked", now, out, by=member)
+
+
+def _as_played(settings: Settings, config: GameConfig) -> Settings:
+    """``settings`` with the options as the game takes them (every default written)."""
+    return settings.model_copy(update={"options": dict(config.options)})
