@@ -22,7 +22,7 @@ from protocol.moves import UNKNOWN
 
 from .keys import PILE_KEYS, Keys
 from .model import RaceModel
-from .text import clip, plural, safe, wrap_cells
+from .text import clip, drawn_cells, plural, safe, wrap_cells
 
 RED = "bold #f03030"
 """Red cards: a red of its own, not the theme's ANSI red (#f4005f, which 16-colour terminals
@@ -620,7 +620,7 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
         else:
             name = clip(p.name, name_w - max(2, len(mark)) - len(tag)) + tag + mark
         line.append(name, style="bold" if me else "")
-        line.pad_right(place_w + name_w - line.cell_len)
+        line.pad_right(place_w + name_w - drawn_cells(line.plain))
         if status:
             line.append(" " + status, style="bold yellow" if p.status == "won" else DIM)
         if share:

@@ -17,7 +17,7 @@ from protocol.messages import Standing, display_code
 
 from .model import RaceModel
 from .render import DIM, MIN_HEIGHT, MIN_WIDTH, clock, plain
-from .text import clip, fit, plural, safe, wrap_cells
+from .text import clip, drawn_cells, fit, plural, safe, wrap_cells
 
 
 def header(
@@ -150,7 +150,7 @@ def watching_line(names: list[str], width: int) -> str:
         line = ", ".join(names[:shown])
         if shown < len(names):
             line += f" +{len(names) - shown} more"
-        if cell_len(line) <= width:
+        if drawn_cells(line) <= width:
             return line
     # not even one whole name: the first, cut, and how many more
     more = f" +{len(names) - 1} more" if len(names) > 1 else ""
@@ -220,7 +220,7 @@ def lobby(
         half = (len(cells) + 1) // 2
         for left, right in zip(cells[:half], [*cells[half:], Text()], strict=False):
             t.append_text(left)
-            t.append(" " * max(1, 38 - left.cell_len))
+            t.append(" " * max(1, 38 - drawn_cells(left.plain)))
             t.append_text(right)
             t.append("\n")
     else:

@@ -38,8 +38,8 @@ from .messages import MAX_NAME
 
 MAX_MARKS_IN_A_ROW = 2
 """Combining marks on one base character: enough for Vietnamese and Indic scripts, not for the
-towers of marks that draw over the lines around a name."""
-MAX_MARKS = 8
+towers of marks that draw over the lines around a name.  (No cap on the marks of a whole name:
+one of 8 refused ``Phạm Nhật Vượng Trường``, a protocol trial.)"""
 
 RESERVED = frozenset("()*")
 """What the screens put after a name to say who someone is (``Ann (host)``, ``Bot (bot)``,
@@ -125,15 +125,14 @@ def normalize(name: str) -> str:
             raise BadName(
                 "a name may hold only visible characters (no control, invisible or blank ones)"
             )
-    in_a_row = marks = 0
+    in_a_row = 0
     decomposed = unicodedata.normalize("NFD", name)  # marks counted whether precomposed or not
     for i, ch in enumerate(decomposed):
         if unicodedata.category(ch) in _MARKS:
             in_a_row += 1
-            marks += 1
             if i == 0 or decomposed[i - 1] == " ":
                 raise BadName("a name cannot start a word with a combining mark")
-            if in_a_row > MAX_MARKS_IN_A_ROW or marks > MAX_MARKS:
+            if in_a_row > MAX_MARKS_IN_A_ROW:
                 raise BadName("too many accents or marks on one letter")
         else:
             in_a_row = 0

@@ -472,6 +472,72 @@ def test_results_columns_stay_straight_with_wide_names_and_name_the_join_command
     assert "others join" not in screens.results(model, 78).plain
 
 
+INDIC = ("किकिकिकिकिकिकिकिकखगघङचछज", "தமிழ்தமிழ்தமிழ்தமிழ்")
+
+
+def test_indic_vowel_signs_take_a_cell_in_the_panel_the_lobby_and_the_results() -> None:
+    """A spacing vowel sign (``ि`` in ``कि``) is one cell to glibc's wcwidth and the terminals
+    that go by it, none to rich: two such names pushed the race panel's scores off their lines
+    (125 showed as 1), the lobby's second column and the results' columns aside (a terminals
+    trial).  Names are cut and padded by the cells a terminal draws."""
+    import ctypes
+    import locale
+
+    from client.text import drawn_cells
+
+    # the measure is the C library's, where the machine has one (each vowel sign a cell)
+    try:
+        locale.setlocale(locale.LC_CTYPE, "C.UTF-8")
+        wcwidth = ctypes.CDLL("libc.so.6").wcwidth
+        for name in (*INDIC, "Ann", "山田", "Zoë"):
+            assert drawn_cells(name) == sum(wcwidth(ctypes.c_wchar(ch)) for ch in name), name
+    except (OSError, locale.Error):
+        pass
+    finally:
+        locale.setlocale(locale.LC_CTYPE, "")
+    assert drawn_cells("कि") == 2 and drawn_cells("த") == 1
+
+    race = RaceModel(name="Ann", you=1, phase="racing")
+    race.room = room([member(1, "Ann"), member(2, INDIC[0]), member(3, INDIC[1])], "racing")
+    race.state = new_game(GameConfig("spider", {"suits": 1}), 3)
+    race.progress = [
+        progress(1, "Ann", score=7), progress(2, INDIC[0], score=125),
+        progress(3, INDIC[1], score=433),
+    ]  # fmt: skip
+    race.bots = {2, 3}
+    for height in (0, 4):  # three lines a player, one
+        panel = render.opponents(race, 29, height).plain.splitlines()
+        rows = [line for line in panel if line.rstrip().endswith(("7", "125", "433"))]
+        assert len(rows) == 3, panel
+        assert {drawn_cells(row) for row in rows} == {29}, [drawn_cells(r) for r in rows]
+        assert [row.split()[-1] for row in rows] == ["433", "125", "7"]
+
+    lobby = RaceModel(name="Ann", you=1, phase="lobby")
+    members = [member(i, n) for i, n in enumerate(["Ann", *INDIC, "Bob", "Cy", "Dee"], 1)]
+    lobby.room = room(members)
+    lines = screens.lobby(lobby, 80).plain.splitlines()
+    seconds = [line for line in lines if "Bob" in line or "Cy" in line or "Dee" in line]
+    assert len(seconds) == 3
+    at = {
+        drawn_cells(line[: line.index(word)])
+        for line, word in zip(seconds, ("Bob", "Cy", "Dee"), strict=True)
+    }
+    assert len(at) == 1, seconds
+
+    model = results_model()
+    model.last.standings = [  # type: ignore[union-attr]
+        standing(1, 2, INDIC[0], "won"), standing(2, 1, "Ann", "resigned"),
+        standing(3, 3, INDIC[1], "resigned"),
+    ]  # fmt: skip
+    text = screens.results(model, 78).plain
+    rows = [line for line in text.splitlines() if line[:3] in (" 1.", " 2.", " 3.")]
+    starts = {
+        drawn_cells(row[: row.index(word)])
+        for row, word in zip(rows, ("won", "res", "res"), strict=True)
+    }
+    assert len(starts) == 1, rows
+
+
 def test_results_stay_when_the_room_moves_on() -> None:
     model = results_model()
     lobby = room([member(1, "Ann"), member(2, "Bob", ready=True), member(3, "Cy")])
