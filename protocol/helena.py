@@ -130,8 +130,7 @@ class HelenaState(GameState):
         raise IllegalMove(f"unknown move {move!r}")
 
     def _source(self, s: int) -> list[Card]:
-        if not 0 <= s < PILES:
-            raise IllegalMove(f"there is no pile {s + 1}: piles go from 1 to {PILES}")
+        _check_pile(s)
         src = self.piles[s]
         if not src:
             raise IllegalMove(f"pile {s + 1} is empty")
@@ -139,8 +138,7 @@ class HelenaState(GameState):
 
     def _tableau(self, s: int, d: int, n: int) -> Change:
         src = self._source(s)
-        if not 0 <= d < PILES:
-            raise IllegalMove(f"there is no pile {d + 1}: piles go from 1 to {PILES}")
+        _check_pile(d)
         if s == d:
             raise IllegalMove(f"pile {s + 1} cannot move onto itself")
         if n not in (0, 1):
@@ -319,3 +317,11 @@ class HelenaState(GameState):
 
 register(ST_HELENA, HelenaState)
 register(LOUIS, HelenaState)
+
+
+def _check_pile(index: int) -> None:
+    """A pile of the table, or :class:`IllegalMove` saying which there are."""
+    if index < 0:  # (-1, a move's default: "there is no pile 0", a protocol trial)
+        raise IllegalMove(f"a move from or to a pile names it: piles go from 1 to {PILES}")
+    if index >= PILES:
+        raise IllegalMove(f"there is no pile {index + 1}: piles go from 1 to {PILES}")

@@ -45,7 +45,8 @@ PileIndex = Annotated[int, Field(ge=-1, le=15)]
 
 def _decimal(value: object) -> object:
     """A deal number sent as a decimal string (msgpack integers stop at 2**64) read as an int."""
-    if isinstance(value, str) and 0 < len(value) <= 24 and value.isascii() and value.isdigit():
+    # (at most 21 digits, as the schema says: 10**20 has 21; 23 zero-padded ones were taken)
+    if isinstance(value, str) and 0 < len(value) <= 21 and value.isascii() and value.isdigit():
         return int(value)
     return value
 

@@ -68,7 +68,9 @@ class SpiderState(GameState):
         raise IllegalMove(f"unknown move {move!r}")
 
     def _pile(self, index: int) -> list[Card]:
-        if not 0 <= index < PILES:
+        if index < 0:  # (-1, a move's default: "there is no pile 0", a protocol trial)
+            raise IllegalMove(f"a move from or to a pile names it: Spider has piles 1 to {PILES}")
+        if index >= PILES:
             raise IllegalMove(f"there is no pile {index + 1}: Spider has piles 1 to {PILES}")
         return self.piles[index]
 

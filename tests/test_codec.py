@@ -10,7 +10,7 @@ import msgpack
 import pytest
 
 from protocol.codec import DecodeError, decode, decode_command, encode
-from protocol.messages import Moved, RaceOver, Reveal, Standing, WireMove
+from protocol.messages import Moved, RaceOver, Reveal, Settings, Standing, WireMove
 
 
 def frame(value: dict[str, Any]) -> bytes:
@@ -106,3 +106,16 @@ def test_a_deal_number_past_two_to_the_53_is_a_string_in_json() -> None:
         sent = msgpack.unpackb(encode(over))["reveal"]["number"]
         assert sent == (number if number < 2**64 else str(number))
         assert decode(encode(over)) == over
+
+
+def test_a_deal_number_string_is_what_the_schema_says() -> None:
+    """The published schema takes a deal number's string of 1 to 21 digits; the server took 23
+    (zero-padded), which a client checking against the schema refuses (a protocol trial)."""
+    from pydantic import ValidationError
+
+    ok = Settings.model_validate({"deal_number": "1" + "0" * 20})
+    assert ok.deal_number == 10**20
+    assert Settings.model_validate({"deal_number": "0" * 20 + "7"}).deal_number == 7
+    for refused in ("0" * 22 + "1", "", "1e5", "١٢"):
+        with pytest.raises(ValidationError):
+            Settings.model_validate({"deal_number": refused})

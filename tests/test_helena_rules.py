@@ -242,6 +242,10 @@ def test_empty_source_and_bad_piles(game):
     assert "13" in illegal(state, T(0, 12))
     assert "13" in illegal(state, F(12))
     assert "f9" in illegal(state, F(0, 8))
+    # a move's pile left at -1, its default on the wire: named as missing, not "pile 0"
+    for move in (T(-1, 0), T(0, -1), F(-1)):
+        reason = illegal(state, move)
+        assert "pile 0" not in reason and "names it" in reason, move
 
 
 # -- foundations ----------------------------------------------------------------------------------

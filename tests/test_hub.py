@@ -891,6 +891,15 @@ def test_names_that_pass_for_another_clash_and_emoji_are_names() -> None:
     assert clashes(normalize("Ann ❤\ufe0f"), ["Ann ❤"]) == "Ann ❤"
     with pytest.raises(BadName, match="invisible"):
         normalize("A\ufe0fnn")
+    # a name's accents are not capped in all, only on a letter (a cap of 8 refused a real
+    # Vietnamese name and eleven é's: a protocol trial); towers of marks still are
+    for accented in ("Phạm Nhật Vượng Trường", "é" * 11, "É" * 12, "रामचन्द्रकृष्णमूर्ति"):
+        assert normalize(accented) == accented
+    with pytest.raises(BadName, match="on one letter"):
+        normalize("Ann" + "́̂̃")
+    # white space of any kind is one space, as the protocol says (it said "runs of spaces")
+    for spaced in ("Ann\tBob", "Ann\nBob", "Ann \r\n Bob", "\tAnn Bob\u2028"):
+        assert normalize(spaced) == "Ann Bob", spaced
     for a, b in (("राम", "रमा"), ("अमित", "अमीत"), ("ปู", "ปี"), ("โจ", "โจ้"), ("ダン", "タン")):
         assert clashes(normalize(a), [b]) is None, (a, b)
     # the refusal quotes both names (a name ending in a full stop read "as Ann..")
@@ -1525,6 +1534,15 @@ def test_the_same_settings_sent_again_change_nothing() -> None:
     assert h.got(bob, RoomUpdate) == []
     room = h.hub.rooms[code]
     assert [m.ready for m in room.players()] == [False, True]
+    # the same options written otherwise (the defaults written out, as the room shows them,
+    # another order) are the same settings: they made Bob ready again (a protocol trial)
+    shown = h.hub.rooms[code].public_settings().options
+    assert shown == {"suits": 2, "relaxed": 0}
+    for options in (shown, {"relaxed": 0, "suits": 2}):
+        again = settings.model_copy(update={"options": options})
+        assert isinstance(h.cmd(ann, UpdateSettings(seq=0, settings=again)), Ack)
+        assert h.got(bob, RoomUpdate) == []
+        assert [m.ready for m in room.players()] == [False, True]
     changed = settings.model_copy(update={"seats": 5})
     assert isinstance(h.cmd(ann, UpdateSettings(seq=0, settings=changed)), Ack)
     assert len(h.got(bob, RoomUpdate)) == 1

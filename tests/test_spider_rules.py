@@ -238,6 +238,10 @@ def test_bad_piles_are_refused(board):
     assert "11" in illegal(board, T(0, 10))
     assert "pile 1" in illegal(board, T(0, 0))
     assert "spider" in illegal(board, REDEAL)
+    # a move's pile left at -1, its default on the wire: named as missing, not "pile 0"
+    for move in (T(-1, 0), T(0, -1)):
+        reason = illegal(board, move)
+        assert "pile 0" not in reason and "names it" in reason, move
 
 
 def test_whole_face_up_pile_moves_without_turning(board):
