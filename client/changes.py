@@ -104,13 +104,16 @@ def room_changes(
             if new.state == "countdown"
             else "s starts the race, g o v m t u + - p w change it, k removes someone"
         )
+        # a watcher made host (the room's people gone, its bots left) has none of those keys:
+        # s and n do nothing for one who does not race (offered, they did nothing: a trial)
+        now_host = "You are the host now" + ("" if after[you].role == "spectator" else f": {keys}")
         if was_host not in after:
             told.add(was_host)
             # (one sentence each: "...: their seat was released: you are the host now: s
             # takes..." was a chain of colons, a timed-race trial)
-            out.insert(0, f"{_gone(before[was_host])}. You are the host now: {keys}")
+            out.insert(0, f"{_gone(before[was_host])}. {now_host}")
         else:
-            out.insert(0, f"You are the host now: {keys}")
+            out.insert(0, now_host)
     elif host != was_host and host is not None and host in after and was_host is not None:
         # everyone else learns it too: who runs the room now (only the new host was told)
         host_name = safe(after[host].name)

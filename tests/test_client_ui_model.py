@@ -168,6 +168,12 @@ def test_room_changes_say_who_came_and_went() -> None:
         "Ann left. You are the host now: s takes the room to the lobby for the next race, "
         "n asks for it"
     )
+    # a watcher made host (only bots racing) is told, without keys that do nothing for one
+    # who does not race (s and n were offered on the results: a terminals trial)
+    bot, bob = member(3, "Bot", bot=True), member(2, "Bob", role="spectator")
+    watched = room([member(1, "Ann", host=True), bob, bot], "results")
+    made = room([bob.model_copy(update={"host": True}), bot], "results")
+    assert room_changes(watched, made, you=2)[0] == "Ann left. You are the host now"
     # in a countdown s does nothing: its keys are said (a verification trial)
     counting = room([member(2, "Bob", host=True)], state="countdown")
     assert room_changes(back, counting, you=2)[0] == (
