@@ -372,10 +372,22 @@ class RaceApp(App[None]):
         )
         main = self.main_view
         status_h = self.draw_status(screens.footer_keys(m), reconnecting)
-        width = max(20, main.content_region.width or (self.size.width - 34))
         height = max(8, self.size.height - 1 - status_h if self.size.height else 18)
         self.grid = None
         small = self.too_small()
+        side = self.side
+        # (a spectator has no board: everyone's progress is in the main area instead)
+        # (from the race's first drawing, before the first progress: the board is laid out
+        # once, beside it)
+        side_shown = m.phase == "racing" and not m.holding and m.state is not None and not small
+        side_w = 40 if self.size.width >= 120 else 32
+        width = main.content_region.width
+        if side_shown != side.display or not width:
+            # the panel comes or goes with this drawing: the main area's width is the one it
+            # will have, not the one it had (the race's first board, at "Go!", was laid out
+            # for the countdown's whole width, piles 8 to 10 cut off: a terminals trial)
+            width = self.size.width - 2 - (side_w if side_shown else 0)
+        width = max(20, width)
         # the race's board and the countdown's digits are cropped, never wrapped (a wrapped
         # board shows cards where they are not, and clicks would pick others)
         main.set_class(m.phase in ("racing", "countdown") and not m.holding and not small, "grid")
@@ -405,17 +417,8 @@ class RaceApp(App[None]):
             main.update(screens.results(m, width, self.join_hint, height))
         else:
             main.update(Text("Connecting..."))
-        side = self.side
-        # (a spectator has no board: everyone's progress is in the main area instead)
-        side.display = (
-            bool(m.progress)
-            and m.phase == "racing"
-            and not m.holding
-            and m.state is not None
-            and not small
-        )
+        side.display = side_shown
         side.set_class(self.size.width >= 120, "wide")
-        side_w = 40 if self.size.width >= 120 else 32
         side.update(render.opponents(m, side_w - 3, height))
 
     def too_small(self) -> bool:

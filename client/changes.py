@@ -94,7 +94,7 @@ def room_changes(
     was_host = next((mid for mid, m in before.items() if m.host), None)
     host = next((mid for mid, m in after.items() if m.host), None)
     told: set[int] = set()
-    if host != was_host and host == you and was_host is not None:
+    if host != was_host and host is not None and host == you and was_host is not None:
         # first, and with why: the keys that run the room are now yours
         keys = (
             "s takes the room to the lobby for the next race, n asks for it"
@@ -106,7 +106,7 @@ def room_changes(
         )
         # a watcher made host (the room's people gone, its bots left) has none of those keys:
         # s and n do nothing for one who does not race (offered, they did nothing: a trial)
-        now_host = "You are the host now" + ("" if after[you].role == "spectator" else f": {keys}")
+        now_host = "You are the host now" + ("" if after[host].role == "spectator" else f": {keys}")
         if was_host not in after:
             told.add(was_host)
             # (one sentence each: "...: their seat was released: you are the host now: s

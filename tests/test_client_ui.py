@@ -340,6 +340,29 @@ async def test_the_screen_is_used_at_every_size() -> None:
             await bob.close()
 
 
+async def test_the_races_first_board_is_laid_out_beside_the_panel() -> None:
+    """At "Go!" the first board was laid out for the countdown's whole width (the race panel
+    not shown yet): piles 8 to 10 were cut off until the next drawing (a terminals trial)."""
+    async with running_server() as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1))
+        async with app.run_test(size=(80, 24)) as pilot:
+            boards: list[str] = []
+            draw = app._draw
+
+            def drawn() -> None:
+                draw()
+                if app.grid is not None:
+                    boards.append(app.grid.text().plain)
+
+            app._draw = drawn  # type: ignore[method-assign]
+            bob = await start_with_bob(app, pilot, server.url)
+            assert boards and app.side.display
+            first = boards[0].splitlines()
+            assert max(len(line) for line in first) <= 46, first[:3]
+            assert first[1].split()[-1] == "0"  # pile 10's label, with the others
+            await bob.close()
+
+
 async def test_the_host_sets_every_option_and_a_game_keeps_its_own() -> None:
     """o and v change the game's two options in the lobby; a game left with g has them back when
     it comes round again; Louis, with one option, says so."""
