@@ -90,6 +90,9 @@ class RaceApp(App[None]):
         # game's q instead, with its confirmation (a guest's room, the race, the seat)
         Binding("ctrl+q", "game_quit", show=False, priority=True),
         Binding("ctrl+c", "game_quit(True)", show=False, priority=True),
+        # to the shell, as in any terminal program (it was swallowed: a terminals trial);
+        # Textual puts the terminal back on the way out and redraws on fg
+        Binding("ctrl+z", "suspend_process", show=False, priority=True),
     ]
     CSS = """
     Screen { layout: vertical; }

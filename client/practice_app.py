@@ -40,7 +40,7 @@ PRACTICE_HELP = """Practice keys  (the rules of each game: docs/rules.md)
   mouse       click a card: pick the run from it; click a pile: drop
               there; click a foundation: home; click the stock: deal;
               click a key on the bottom line (rr redeal, u undo...)
-  q q         quit
+  q q         quit;  ctrl+z  to the shell (fg comes back)
 Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets.
 Hints and undos are counted, and the results and the saved record say
 so. In a race there are no hints, and undo stops at the last card

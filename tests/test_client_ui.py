@@ -640,7 +640,7 @@ async def test_the_help_fits_a_narrow_terminal_and_scrolls() -> None:
 
 async def test_textual_keys_go_through_the_games_own_quit() -> None:
     """Ctrl+Q and Ctrl+C are q (with its warning that play's room closes for a guest), never
-    Textual's quit at once or its toast; Ctrl+P opens no command palette."""
+    Textual's quit at once or its toast; Ctrl+P opens no command palette; Ctrl+Z suspends."""
     app = RaceApp(Plan(action="play", name="Ann", settings=SPIDER1))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: app.model.phase == "lobby" and app.server is not None)
@@ -651,6 +651,13 @@ async def test_textual_keys_go_through_the_games_own_quit() -> None:
         await pilot.press("ctrl+p")
         await pilot.pause(0.2)
         assert len(app.screen_stack) == 1 and not app.use_command_palette
+        # ctrl+z goes to the shell as in any terminal program (it was swallowed: a trial; the
+        # test's terminal cannot be suspended, so the action is only seen to be asked for)
+        suspended: list[bool] = []
+        app.action_suspend_process = lambda: suspended.append(True)  # type: ignore[method-assign]
+        await pilot.press("ctrl+z")
+        await pilot.pause(0.1)
+        assert suspended == [True] and not app.quit_armed
         await pilot.press("ctrl+q")
         await pilot.pause(0.2)
         assert app.is_running and app.quit_armed
