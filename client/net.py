@@ -41,9 +41,12 @@ URL_ENV = "PATIENCE_RACE_SERVER"
 PING_S = 5.0
 PING_TIMEOUT_S = 8.0
 CLOSE_TIMEOUT_S = 2.0
-"""A ping every 5 s, answered within 8, and 2 s for the close that follows a missing answer: a
-link that stalls silently is given up within 15 s (websockets waits for the close too: at its
-10 s default a stall took 20 to 22 s to notice)."""
+"""A ping every 5 s, answered within 8: a link that stalls silently is given up within 13 s
+(websockets' own keepalive waited for a close too: at its 10 s default a stall took 20 to 22 s
+to notice).  A late answer is waited for while other frames keep coming (up to
+:data:`PONG_LATE_S`): a slow link is alive, its pong behind what it is still carrying (a
+player on a slow link reconnected every 15 s while the race came in: a flaky-network trial)."""
+PONG_LATE_S = 30.0
 
 
 MAX_EVENTS = 4096
@@ -93,6 +96,9 @@ class Connection:
         # limit allows far fewer than 1000 commands a second).
         self._seq = seqs if seqs is not None else itertools.count(int(time.time() * 1000))
         self._reader: asyncio.Task[None] | None = None
+        self._keepalive: asyncio.Task[None] | None = None
+        self.heard = 0.0
+        """When a frame last came (the event loop's clock): a sign of life as good as a pong."""
         self.closed: Disconnected | None = None
 
     async def __aenter__(self) -> Self:
@@ -112,12 +118,13 @@ class Connection:
             self.url,
             max_size=MAX_EVENT_FRAME,
             open_timeout=open_timeout,
-            ping_interval=PING_S,
-            ping_timeout=PING_TIMEOUT_S,
+            ping_interval=None,  # (the keepalive below: any frame is a sign of life)
             close_timeout=CLOSE_TIMEOUT_S,
         )
         self.closed = None
+        self.heard = asyncio.get_running_loop().time()
         self._reader = asyncio.create_task(self._read())
+        self._keepalive = asyncio.create_task(self._keep_alive(self.ws))
         welcome = await self.request(Hello(seq=0, version=PROTOCOL_VERSION, client=self.client))
         assert isinstance(welcome, Welcome)
         self.welcome = welcome
@@ -127,6 +134,7 @@ class Connection:
         """Close the connection; with ``timeout``, a closing handshake the server does not
         answer in time is cut short (the socket aborted), and the reader stops all the same (a
         bot's close cut short from outside left both behind: a review)."""
+        self._stop_keepalive()
         try:
             if self.ws is not None:
                 try:
@@ -165,6 +173,7 @@ class Connection:
     async def move_to(self, url: str) -> None:
         """Close this connection and open one to ``url`` in its place (nothing is queued for
         the connection closed: it was left, not lost)."""
+        self._stop_keepalive()
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -240,10 +249,40 @@ class Connection:
         rcvd = exc.rcvd
         return Disconnected(rcvd.code if rcvd else None, rcvd.reason if rcvd else "connection lost")
 
+    async def _keep_alive(self, ws: ClientConnection) -> None:
+        """Ping every :data:`PING_S`; a pong not come within :data:`PING_TIMEOUT_S` while no
+        other frame came either (or not within :data:`PONG_LATE_S` at all) ends the connection:
+        the socket is dropped, and the reader says it is lost."""
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                await asyncio.sleep(PING_S)
+                pong = asyncio.ensure_future(await ws.ping())
+                pong.add_done_callback(lambda f: f.cancelled() or f.exception())
+                asked = loop.time()
+                while True:
+                    try:
+                        await asyncio.wait_for(asyncio.shield(pong), PING_TIMEOUT_S)
+                        break
+                    except TimeoutError:
+                        now = loop.time()
+                        if now - self.heard >= PING_TIMEOUT_S or now - asked >= PONG_LATE_S:
+                            ws.transport.abort()
+                            return
+        except ConnectionClosed:
+            return
+
+    def _stop_keepalive(self) -> None:
+        if self._keepalive is not None:
+            self._keepalive.cancel()
+            self._keepalive = None
+
     async def _read(self) -> None:
         assert self.ws is not None
+        loop = asyncio.get_running_loop()
         try:
             async for frame in self.ws:
+                self.heard = loop.time()
                 try:
                     event = decode(frame)
                 except DecodeError:
@@ -263,6 +302,7 @@ class Connection:
             self.closed = self._gone(exc)
         else:
             self.closed = self._gone_clean()
+        self._stop_keepalive()
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(self.closed)

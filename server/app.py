@@ -18,6 +18,7 @@ import errno
 import ipaddress
 import logging
 import socket
+import struct
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -51,6 +52,14 @@ from .pool import DealPool
 from .store import Store
 
 log = logging.getLogger("patience_race.server")
+
+try:  # what a socket has not yet delivered, in its send queue (Linux; elsewhere not known)
+    import fcntl
+    import termios
+
+    _OUTQ: int | None = termios.TIOCOUTQ
+except (ImportError, AttributeError):  # pragma: no cover
+    _OUTQ = None
 
 DRAIN_CLOSE_S = 20.0
 """The most a drain waits for clients' closing handshakes (and at most ``grace_s``): within
@@ -507,7 +516,11 @@ class RaceServer:
         if pipe is None:
             return
         limit = self.limits.send_buffer
-        if not pipe.queue and ws.transport.get_write_buffer_size() < limit:
+        if (
+            not pipe.queue
+            and ws.transport.get_write_buffer_size() < limit
+            and not (progress and self._backlogged(ws))
+        ):
             ws.protocol.send_binary(frame)
             ws.send_data()
             if ws.transport.get_write_buffer_size() >= limit:
@@ -548,11 +561,16 @@ class RaceServer:
                     await drain()  # returns when the buffer is under its low-water mark
                 if ws.protocol.state is not State.OPEN:
                     return
-                if ws.transport.get_write_buffer_size() >= limit:
+                if ws.transport.get_write_buffer_size() >= limit or (
+                    pipe.queue[0][1] and self._backlogged(ws)
+                ):
                     await asyncio.sleep(self.limits.tick_s)
                     continue
                 while pipe.queue and ws.transport.get_write_buffer_size() < limit:
-                    frame, _ = pipe.queue.popleft()
+                    frame, progress = pipe.queue[0]
+                    if progress and self._backlogged(ws):
+                        break  # (the next turn waits for the link)
+                    pipe.queue.popleft()
                     pipe.bytes -= len(frame)
                     ws.protocol.send_binary(frame)
                     ws.send_data()
@@ -560,6 +578,23 @@ class RaceServer:
             return
         finally:
             pipe.task = None
+
+    def _backlogged(self, ws: ServerConnection) -> bool:
+        """Is more of ``ws``'s output on its way than a progress frame may wait behind
+        (``progress_backlog``): in its buffer, and (Linux) in its socket's send queue, where a
+        slow link keeps what the buffer handed over."""
+        backlog = self.limits.progress_backlog
+        waiting = ws.transport.get_write_buffer_size()
+        if waiting >= backlog:
+            return True
+        sock = ws.transport.get_extra_info("socket")
+        if sock is None or _OUTQ is None:
+            return False
+        try:
+            queued = struct.unpack("i", fcntl.ioctl(sock.fileno(), _OUTQ, b"\0\0\0\0"))[0]
+        except (OSError, ValueError):
+            return False
+        return waiting + queued >= backlog
 
     def _check_slow(self, now: float) -> None:
         """Cut connections whose output stayed over the bound for ``slow_timeout_s``; clear the

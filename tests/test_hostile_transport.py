@@ -643,3 +643,100 @@ def _soft_limit(pid: int) -> int:
             if row.startswith("Max open files"):
                 return int(row.split()[3])
     raise AssertionError("no open-file limit")
+
+
+# -- 1b. a slow link that reads everything, slowly ----------------------------------------------
+
+
+@asynccontextmanager
+async def throttled(server: RaceServer, rate: int) -> AsyncIterator[str]:
+    """A TCP relay to ``server`` whose server-to-client side moves ``rate`` bytes a second (a
+    hotel's wifi), its socket's receive buffer small, so the server's own send queue holds
+    what the link has not taken yet: the URL to connect to."""
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, slow: bool) -> None:
+        try:
+            while data := await reader.read(rate // 10 if slow else 65536):
+                writer.write(data)
+                await writer.drain()
+                if slow:
+                    await asyncio.sleep(0.1)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    async def relay(client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, (server.host, server.port))
+        # (a reader that takes little: what the link has not carried stays with the server)
+        server_r, server_w = await asyncio.open_connection(sock=sock, limit=256)
+        for t in (
+            asyncio.create_task(pipe(client_r, server_w, False)),
+            asyncio.create_task(pipe(server_r, client_w, True)),
+        ):
+            tasks.add(t)
+            t.add_done_callback(tasks.discard)
+
+    relay_server = await asyncio.start_server(relay, "127.0.0.1", 0)
+    port = relay_server.sockets[0].getsockname()[1]
+    try:
+        yield f"ws://127.0.0.1:{port}"
+    finally:
+        relay_server.close()
+        for t in list(tasks):
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await relay_server.wait_closed()
+
+
+async def test_a_slow_link_gets_fresh_progress_and_its_pong_in_time() -> None:
+    """A link of a couple of KB a second that reads everything: progress, four times a second
+    and each of a few hundred bytes, filled the server's buffers with minutes of stale
+    progress, the pong waited behind them and the client, finding no answer to its ping,
+    reconnected every 15 s (a flaky-network trial).  Progress now waits for the link
+    (``progress_backlog``): what arrives is recent, and a ping is answered within seconds
+    (what the relay itself holds, a few KB, delays both a little)."""
+    limits = fast_limits(
+        rate=100_000.0, burst=100_000, progress_interval_s=0.1, progress_backlog=1024
+    )
+    async with running_server(limits) as server:
+        conns, code, joined = await host_and_join(
+            server.url, ["Ann", "Bob", "Cy", "Dee"], Settings(seats=4, private=True)
+        )
+        async with throttled(server, 2000) as url, raw_client(url) as eve:
+            await eve.send(
+                pack({"type": "join_room", "seq": 1, "code": code, "name": "Eve", "spectate": True})
+            )
+            while (await raw_recv(eve))["type"] != "joined":
+                pass
+            await start_race(conns)
+            began = time.monotonic()  # the race's time 0, near enough
+            seen: list[tuple[float, float]] = []  # (when received, the race's time in it)
+
+            async def watch() -> None:
+                while True:
+                    event = msgpack.unpackb(await eve.recv())
+                    if event["type"] == "progress":
+                        seen.append((time.monotonic(), event["elapsed_ms"] / 1000))
+
+            watching = asyncio.create_task(watch())
+            while time.monotonic() < began + 8:  # Ann plays and undoes: progress each time
+                wire = pick_move(seat_state(server, code, joined[0].you))
+                assert wire is not None
+                moved = await move(conns[0], wire.kind, wire.src, wire.dst, wire.count)
+                if moved.can_undo:
+                    await move(conns[0], "undo")
+                await asyncio.sleep(0.02)
+            asked = time.monotonic()
+            await asyncio.wait_for(await eve.ping(), 30)
+            answered = time.monotonic() - asked
+            when, elapsed = seen[-1]  # how far behind the race the latest progress was
+            behind = when - began - elapsed
+            watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)
+            assert answered < 6.0 and behind < 6.0, (answered, behind, len(seen))
+        await close_all(conns)

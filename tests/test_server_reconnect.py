@@ -585,7 +585,7 @@ async def test_a_silent_stall_is_noticed_by_the_client_in_ping_and_close_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Nothing typed, the link silent: the client's own pings give it up (here scaled down from
-    5 + 8 + 2 s); websockets' default 10 s wait for the close made it 20 to 22 s."""
+    5 + 8 s); websockets' default 10 s wait for the close made it 20 to 22 s."""
     import client.net
 
     monkeypatch.setattr(client.net, "PING_S", 0.2)
@@ -606,6 +606,67 @@ async def test_a_silent_stall_is_noticed_by_the_client_in_ping_and_close_time(
         proxy.go()
         await eventually(lambda: ann.connected, 10)
         await ann.close()
+
+
+async def test_a_late_pong_is_waited_for_while_other_frames_come(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A slow link carrying the race: its pong comes late, behind what the link still carries,
+    and the client gave it up every 15 s (a flaky-network trial).  Any frame is a sign of life:
+    a late pong is waited for while frames come (up to ``PONG_LATE_S``), and a silent link is
+    still given up in ping time.  (A scripted socket: the keepalive alone.)"""
+    import client.net
+    from client.net import Connection
+
+    monkeypatch.setattr(client.net, "PING_S", 0.05)
+    monkeypatch.setattr(client.net, "PING_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(client.net, "PONG_LATE_S", 1.0)
+    loop = asyncio.get_running_loop()
+
+    class Link:
+        def __init__(self) -> None:
+            self.aborted_at: float | None = None
+            self.pongs: list[asyncio.Future[float]] = []
+            self.transport = self
+
+        def abort(self) -> None:
+            self.aborted_at = loop.time()
+
+        async def ping(self) -> asyncio.Future[float]:
+            self.pongs.append(loop.create_future())
+            return self.pongs[-1]
+
+    async def frames_for(conn: Connection, seconds: float) -> None:
+        end = loop.time() + seconds
+        while loop.time() < end:
+            conn.heard = loop.time()
+            await asyncio.sleep(0.02)
+
+    conn = Connection("ws://127.0.0.1:1")
+    link = Link()
+    conn.heard = loop.time()
+    keepalive = asyncio.create_task(conn._keep_alive(link))  # type: ignore[arg-type]
+    try:
+        await frames_for(conn, 0.6)  # three times the ping's timeout, the pong not come
+        assert link.aborted_at is None and len(link.pongs) == 1
+        link.pongs[0].set_result(0.55)  # it comes at last: the pings go on
+        await frames_for(conn, 0.15)
+        assert link.aborted_at is None and len(link.pongs) == 2
+        link.pongs[1].set_result(0.01)
+        silent = loop.time()  # then nothing at all: given up in ping time
+        await asyncio.wait_for(keepalive, 2)
+        assert link.aborted_at is not None and link.aborted_at - silent < 0.05 + 0.2 + 0.1
+        # frames coming but never a pong: given up after PONG_LATE_S
+        link2 = Link()
+        conn.heard = loop.time()
+        keepalive = asyncio.create_task(conn._keep_alive(link2))  # type: ignore[arg-type]
+        feeding = asyncio.create_task(frames_for(conn, 3))
+        start = loop.time()
+        await asyncio.wait_for(keepalive, 3)
+        feeding.cancel()
+        assert link2.aborted_at is not None and 1.0 <= link2.aborted_at - start < 1.5
+    finally:
+        keepalive.cancel()
 
 
 async def test_two_bare_joins_at_once_resume_the_seat_once() -> None:
