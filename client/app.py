@@ -53,6 +53,7 @@ SUIT_BACK = (
     "Undone: the suit is back on its pile, and complete suits no longer go home by themselves "
     "(o turns that on again)."
 )
+ASKING_REMATCH = "Asking for a rematch..."
 LOBBY_AHEAD = 8
 """Lobby keys waiting for the one before to be answered."""
 
@@ -636,6 +637,11 @@ class RaceApp(App[None]):
             if not (me and me.rematch):
                 self.model.asked_rematch = False
                 self.refresh_view()
+        elif self.model.status == ASKING_REMATCH:
+            # said once the server has it (it was said at the key, and a frozen link then
+            # lost it: the screen claimed a rematch the server never had, a flaky-network trial)
+            self.model.status = "You asked for a rematch."
+            self.refresh_view()
 
     async def next_from_results(self) -> None:
         """``n`` on the results: ask for a rematch while the room is still on its results
@@ -650,7 +656,7 @@ class RaceApp(App[None]):
         if model.role == "player" and room.state == "results":
             if not model.asked_rematch:
                 model.asked_rematch = True
-                model.status = "You asked for a rematch."
+                model.status = ASKING_REMATCH
                 self.run_worker(self._ask_rematch(session), group="cmd")
             return
         model.leave_results()

@@ -392,8 +392,16 @@ class Session:
             # n or the host's s on the results: done if the room has moved on, or asked
             moved = state != "results"
             if isinstance(sent, Rematch):
-                if moved or me.rematch:
+                if state == "lobby" and not me.ready:
+                    # the room moved on without it (the host's s, or the others' rematch
+                    # while this one was lost): those who asked are ready, this player is not
+                    # ("You asked for a rematch", said of one the server never had: a
+                    # flaky-network trial)
+                    return " Your rematch did not reach the server: you are not ready (r)."
+                if me.rematch or state == "lobby":
                     return " You asked for a rematch."
+                if moved:
+                    return ""  # a countdown or a race: the screen says whether you are in it
                 return " Your rematch did not reach the server: press n again."
             if isinstance(sent, Start):
                 if moved:

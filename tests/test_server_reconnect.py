@@ -12,6 +12,7 @@ from client.net import Connection, ServerError
 from client.seats import saved_seat, seats_path
 from client.session import RELEASED, RESTARTING, Session
 from protocol.messages import (
+    Ack,
     Countdown,
     CreateRoom,
     Joined,
@@ -29,6 +30,7 @@ from protocol.messages import (
     RoomUpdate,
     Settings,
     Snapshot,
+    Start,
     WireMove,
     from_wire,
 )
@@ -577,6 +579,45 @@ async def test_a_start_or_rematch_left_without_an_answer_is_said_done_or_not(
             ("rematch", True): "Your rematch did not reach the server: press n again.",
         }[key, lost]
         assert model.status.endswith(said), model.status
+        await ann.close()
+        await bob.close()
+
+
+async def test_a_rematch_lost_while_the_room_went_to_the_lobby_is_said_not_ready() -> None:
+    """Ann's n on the results lost on a frozen link while Bob, the host, took the room to the
+    lobby: back, she was told "You asked for a rematch" and sat there not ready (a
+    flaky-network trial).  The lobby shows whether it reached the server: those who asked
+    are ready."""
+    async with running_server(fast_limits()) as server, StallProxy(server.port) as proxy:
+        bob = Connection(server.url)
+        await bob.open()
+        made = await bob.request(
+            CreateRoom(seq=0, name="Bob", settings=Settings(options={"suits": 1}))
+        )
+        assert isinstance(made, Joined)
+        code = made.room.code
+        model = RaceModel(name="Ann")
+        ann = Session(proxy.url, model)
+        ann.remember = False
+        ann.answer_timeout = 0.5
+        await ann.connect()
+        await ann.join(code, "Ann")
+        ann.start_events()
+        await ann.ready(True)
+        await bob.request(Start(seq=0))
+        await eventually(lambda: model.phase == "racing" and model.state is not None)
+        await bob.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
+        await ann.move(from_wire(WireMove(kind="resign")))
+        await eventually(lambda: model.phase == "results")
+        proxy.stall(drop=True)
+        await ann.rematch()
+        assert isinstance(await bob.request(Start(seq=0)), Ack)  # the host: to the lobby
+        assert server.hub.rooms[code].state == "lobby"
+        proxy.go()
+        await eventually(lambda: ann.connected and model.status.startswith("Reconnected"), 10)
+        assert model.status.endswith(
+            "Your rematch did not reach the server: you are not ready (r)."
+        ), model.status
         await ann.close()
         await bob.close()
 
