@@ -54,6 +54,9 @@ SUIT_BACK = (
     "(o turns that on again)."
 )
 ASKING_REMATCH = "Asking for a rematch..."
+TAKE_IT_BACK = "the command that takes it back is printed as you leave"
+"""(The command itself, in the status line, broke in two at 80 columns: a terminals trial; the
+farewell prints it on a line of its own.)"""
 LOBBY_AHEAD = 8
 """Lobby keys waiting for the one before to be answered."""
 
@@ -531,11 +534,10 @@ class RaceApp(App[None]):
             elif self.bots and self.session is not None and not self.session.seat_problem:
                 # (how long, and how to come back, as without bots; and that the bots do not
                 # come back with you: a race-night trial)
-                back = f"{self.join_hint} takes it back" if self.join_hint else "join again"
                 kept = kept_for(self.model.grace_s)
                 self.model.status = (
                     f"Quit? Press q again (your bots leave the race for good; your seat is kept "
-                    f"{kept}: {back})."
+                    f"{kept}: {self._way_back()})."
                 )
             elif self.model.role == "spectator":
                 self.model.status = "Quit? Press q again (you stop watching)."
@@ -545,9 +547,10 @@ class RaceApp(App[None]):
                     "it cannot be taken back)."
                 )
             else:
-                back = f"{self.join_hint} takes it back" if self.join_hint else "join again"
                 kept = kept_for(self.model.grace_s)
-                self.model.status = f"Quit? Press q again (your seat is kept {kept}: {back})."
+                self.model.status = (
+                    f"Quit? Press q again (your seat is kept {kept}: {self._way_back()})."
+                )
             self.refresh_view()
             return
         self.quit_armed = False
@@ -575,6 +578,16 @@ class RaceApp(App[None]):
                     self.lobby_worker_started = True
                     self.run_worker(self.lobby_keys_worker(), group="lobby")
         self.refresh_view()
+
+    def _way_back(self) -> str:
+        """How the quit question says a seat kept is taken back: the command is printed as the
+        program ends (:meth:`shutdown`), when there is one to print."""
+        session = self.session
+        return (
+            TAKE_IT_BACK
+            if self.join_hint and session is not None and session.remember
+            else ("join again")
+        )
 
     async def lobby_keys_worker(self) -> None:
         """The lobby's keys in the order pressed, each after the one before has its answer

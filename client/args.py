@@ -52,15 +52,17 @@ def make_config(game: str, args: argparse.Namespace) -> GameConfig:
     return GameConfig(game, game_options(args), getattr(args, "numbering", "pysolfc"))
 
 
-def default_name() -> str:
+def default_name(warn: bool = True) -> str:
     """``$PATIENCE_RACE_NAME``, else the login name, made a valid display name (cut to
-    :data:`~protocol.messages.MAX_NAME` characters); ``Player`` if neither is one."""
+    :data:`~protocol.messages.MAX_NAME` characters); ``Player`` if neither is one.  A
+    ``$PATIENCE_RACE_NAME`` that is no name is said on standard error (``warn``: once a
+    command)."""
     for chosen, raw in ((True, os.environ.get("PATIENCE_RACE_NAME")), (False, _login_name())):
         if raw:
             try:
                 return normalize(raw.strip()[:MAX_NAME])
             except BadName as exc:
-                if chosen:
+                if chosen and warn:
                     # said, not silently replaced by the login name
                     print(
                         f"patience-race: PATIENCE_RACE_NAME is not a name ({exc}): "
@@ -244,7 +246,12 @@ def add_race_arguments(p: argparse.ArgumentParser) -> None:
         help="a fixed deal number instead of a secret random one; or winnable: a secret random "
         "deal the server's solver has won (the results show its solution's length)",
     )
-    p.add_argument("--name", type=display_name, default=default_name(), help="your display name")
+    p.add_argument(
+        "--name",
+        type=display_name,
+        default=None,  # (found when needed: a bad $PATIENCE_RACE_NAME was said by every command)
+        help="your display name (default: $PATIENCE_RACE_NAME, else your user name)",
+    )
     p.add_argument(
         "--level", choices=("easy", "normal", "strong"), default="normal", help="the bots' level"
     )

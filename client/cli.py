@@ -85,7 +85,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         settings = settings.model_copy(update={"seats": args.bots + 1})
     plan = Plan(
         action="play",
-        name=args.name,
+        name=args.name or default_name(),
         # its own server, unless one is named (PATIENCE_RACE_SERVER does not count here: the
         # main job needs no server of yours)
         url=server_url(args) if args.server else None,
@@ -128,7 +128,7 @@ def cmd_host(args: argparse.Namespace) -> int:
         return 2
     plan = Plan(
         action="host",
-        name=args.name,
+        name=args.name or default_name(),
         url=server_url(args),
         settings=make_settings(args),
         bots=args.bots,
@@ -222,7 +222,7 @@ def cmd_join(args: argparse.Namespace) -> int:
         return 2
     # a name nobody chose (the user name) gets a number if the room has it: a friend on the
     # same account joining play's room, say
-    chosen = args.name is not None or name != default_name()
+    chosen = args.name is not None or name != default_name(warn=False)
     plan = Plan(action="join", name=name, url=url, code=args.code, any_name=not chosen)
     plan.note = " ".join(notes)
     return run_app(plan)

@@ -24,6 +24,7 @@ from . import render, screens
 from .app import O_IS_FOR_SPIDER, SUIT_BACK, Plan, RaceApp
 from .keys import auto_home
 from .practice import Practice, describe, picked_count, practice_dir
+from .terminal import program
 from .text import plural, safe
 from .widgets import HelpScreen, escape_and_key
 
@@ -191,7 +192,7 @@ class PracticeApp(RaceApp):
         else:
             t.append("No hints used.\n", style=render.DIM)
         if p.saved is not None:
-            t.append("\nThe record is saved (check it with patience-race replay FILE):\n")
+            t.append(f"\nThe record is saved (check it with {program()} replay FILE):\n")
             # under the home directory as ~/...: the shell reads it back, and it is shorter
             # (a path longer than the screen is wide was cut in the middle of its file name)
             shown = str(p.saved)

@@ -17,6 +17,7 @@ from protocol.messages import Standing, display_code
 
 from .model import RaceModel
 from .render import DIM, MIN_HEIGHT, MIN_WIDTH, clock, plain
+from .terminal import program
 from .text import clip, drawn_cells, fit, plural, safe, wrap_cells
 
 
@@ -170,11 +171,12 @@ def lobby(
     t.append(code, style="bold cyan")
     t.append(f"   ({'private' if s.private else 'public'})\n", style=DIM)
     t.append("others join with: ", style=DIM)
-    if join_hint:
-        hint = join_hint.removeprefix("others join with: ")
-        t.append_text(plain(hint, "cyan"))
-    else:
-        t.append(f"patience-race join {code}", style="cyan")
+    hint = join_hint.removeprefix("others join with: ") if join_hint else f"{program()} join {code}"
+    if len("others join with: ") + drawn_cells(hint) > width:
+        # on a line of its own, whole: at 80 columns it broke before the server's URL, and the
+        # first line pasted ran "join CODE --server" without one (a terminals trial)
+        t.append("\n  ")
+    t.append_text(plain(hint, "cyan"))
     t.append("\n\n")
     t.append("Game: ")
     t.append_text(plain(s.title))
@@ -496,11 +498,11 @@ def _results_tail(model: RaceModel, join_hint: str | None) -> Text:
         if at is not None and last is not None and last.record_saved:
             t.append(f"Race {race_id}, every board and move, saved in ", style=DIM)
             t.append_text(plain(at, DIM))
-            t.append(" (patience-race replay checks it).\n", style=DIM)
+            t.append(f" ({program()} replay checks it).\n", style=DIM)
         elif at is not None:
             t.append(f"Race {race_id}: every board and move is public at ", style=DIM)
             t.append_text(plain(at, DIM))
-            t.append(" (patience-race replay checks it).\n", style=DIM)
+            t.append(f" ({program()} replay checks it).\n", style=DIM)
         else:
             t.append(
                 f"Race {race_id}: every board and move is public (GET /races/{race_id}).\n",

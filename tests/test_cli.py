@@ -352,6 +352,14 @@ def test_a_bad_patience_race_name_is_said(
     assert default_name() == "ann"
     err = capsys.readouterr().err
     assert "PATIENCE_RACE_NAME is not a name" in err and "--name" in err
+    # said once by a command that takes a name, never by one that takes none (every command
+    # said it twice, "rooms" too: a terminals trial)
+    from client.cli import main
+
+    for argv, times in ((["rooms"], 0), (["join", "K7QM-X2PF"], 1), (["host"], 1)):
+        main([*argv, "--server", "ws://127.0.0.1:1"])
+        err = capsys.readouterr().err
+        assert err.count("PATIENCE_RACE_NAME is not a name") == times, (argv, err)
 
 
 async def test_a_server_certificate_not_trusted_says_how_to_trust_it(tmp_path: Path) -> None:

@@ -1038,6 +1038,21 @@ def test_arrows_grow_and_shrink_the_picked_run() -> None:
     assert not keys.select(0, 4) and "do not move together" in model.status
 
 
+def test_the_lobbys_join_command_is_never_broken_in_two() -> None:
+    """At 80 columns "others join with: .venv/bin/patience-race join NYAA-73WG --server" ended
+    a line and the URL began the next: the first line pasted ran join without a server (a
+    terminals trial).  A command too long for the line goes whole on a line of its own."""
+    model = RaceModel(name="Ann", you=1, phase="lobby")
+    model.room = room([member(1, "Ann")])
+    short = "patience-race join ABCD-2345"
+    lines = screens.lobby(model, join_hint=short, width=78).plain.splitlines()
+    assert f"others join with: {short}" in lines
+    long = ".venv/bin/patience-race join ABCD-2345 --server ws://127.0.0.1:24001"
+    lines = screens.lobby(model, join_hint=long, width=78).plain.splitlines()
+    at = lines.index("others join with: ")
+    assert lines[at + 1] == f"  {long}"
+
+
 # -- hostile names ------------------------------------------------------------------------------------
 
 
