@@ -358,6 +358,8 @@ class RaceApp(App[None]):
         m = self.model
         if self.keys.follow():
             self.typed_ahead.clear()  # keys typed ahead in another race are not for this one
+        if m.phase == "racing" and self.session is not None and self.session.connected:
+            self.keys.slow_answer(time.monotonic())
         if self.kick_choice is not None and (m.phase != "lobby" or m.holding or not m.is_host()):
             self.kick_choice = None  # "remove whom?" is a lobby's question: not asked past it
         if self.quit_armed and self.quit_armed_in != self.where():
@@ -765,7 +767,7 @@ class RaceApp(App[None]):
             return
         move = auto_home(state)
         if move is not None:
-            self.keys.pending = True
+            self.keys.sent()
             self.dispatch(move, by_itself=True)
 
     def dispatch(self, move: Move, by_itself: bool = False) -> None:

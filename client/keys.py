@@ -6,6 +6,7 @@ is what the host's keys in the lobby make of the room's settings.  Plain code on
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from protocol import cards
@@ -18,6 +19,11 @@ from protocol.spider import home_keeps_deals
 
 from .model import RaceModel
 from .text import plural
+
+SLOW_ANSWER_S = 2.0
+"""A move unanswered this long is said to be waiting (a frozen link showed only the move for the
+10 s before the client gave the link up: a flaky-network trial)."""
+NO_ANSWER_YET = " (no answer yet: waiting for the server...)"
 
 PILE_KEYS = "1234567890-="
 """Pile keys: 1 to 9, then 0 for pile 10, - for 11 and = for 12."""
@@ -33,6 +39,9 @@ class Keys:
     """0: the unit chosen as ``3>7`` would; else exactly this many cards."""
     pending: bool = False
     """A move is on its way to the server: the next waits for its answer."""
+    pending_since: float = 0.0
+    slow_said: bool = False
+    """The status says the answer is late (:meth:`slow_answer`)."""
     confirm_resign: bool = False
     confirm_redeal: bool = False
     race: str | None = None
@@ -228,11 +237,24 @@ class Keys:
             return None
         self.source, self.count = None, 0
         self.model.status = "Undone." if move.kind == Kind.UNDO else format_move(settled, state)
-        self.pending = True
+        self.sent()
         return settled
+
+    def sent(self) -> None:
+        """A move went to the server: the next waits for its answer."""
+        self.pending, self.pending_since, self.slow_said = True, time.monotonic(), False
+
+    def slow_answer(self, now: float) -> None:
+        """Say, once, that the answer to the move sent is late (:data:`SLOW_ANSWER_S`)."""
+        if self.pending and not self.slow_said and now - self.pending_since >= SLOW_ANSWER_S:
+            self.slow_said = True
+            self.model.status = self.model.status.rstrip() + NO_ANSWER_YET
 
     def answered(self) -> None:
         self.pending = False
+        if self.slow_said and self.model.status.endswith(NO_ANSWER_YET):
+            self.model.status = self.model.status.removesuffix(NO_ANSWER_YET)
+        self.slow_said = False
 
 
 def auto_home(state: GameState) -> Move | None:

@@ -25,7 +25,7 @@ from protocol.moves import Kind
 from server.app import RaceServer
 from server.store import Store
 
-from .server_helpers import fast_limits, running_server
+from .server_helpers import StallProxy, fast_limits, running_server
 from .test_client_app import text_of, wait_until
 
 SPIDER1 = Settings(game="spider", options={"suits": 1})
@@ -702,6 +702,30 @@ async def test_the_key_not_sent_stays_said_while_the_tries_go_on() -> None:
         await pilot.pause(2.5)  # more tries
         assert "Not connected: that key was not sent" in app.model.status
         assert app.model.state.moves == 0  # type: ignore[union-attr]
+
+
+async def test_a_move_left_unanswered_is_said_to_wait() -> None:
+    """A frozen link: the move sent showed as made, nothing else, for the 10 s before the
+    client gave the link up (a flaky-network trial).  After 2 s it says it waits for the
+    server; the answer come, that is taken back."""
+    async with running_server(fast_limits()) as server, StallProxy(server.port) as proxy:
+        app = RaceApp(Plan(action="host", name="Ann", url=proxy.url, settings=SPIDER1_DEAL1))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            await pilot.press("s")
+            await wait_until(pilot, lambda: app.model.phase == "racing" and app.model.state)
+            proxy.stall()
+            await pilot.press("d")
+            await pilot.pause(1.0)
+            assert app.keys.pending and "no answer yet" not in app.model.status
+            await wait_until(
+                pilot, lambda: "no answer yet: waiting for the server" in app.model.status
+            )
+            proxy.go()
+            await wait_until(pilot, lambda: not app.keys.pending)
+            await pilot.pause(0.3)
+            assert "no answer yet" not in app.model.status
+            assert app.model.state.moves == 1  # type: ignore[union-attr]
 
 
 async def test_the_host_can_remove_anyone_past_the_first_ten() -> None:
