@@ -1653,3 +1653,37 @@ def test_a_room_waiting_for_its_start_says_why_once() -> None:
         h.tick(0.05)
     said = [e for e in h.inbox[ann] if isinstance(e, Error) and e.code == "not_ready"]
     assert len(said) == 1, said
+
+
+def test_an_idle_server_writes_nothing_every_second() -> None:
+    """The time the server was last alive (what a restart measures a race's clock by) was
+    written and synced every second with no room open: 26 KB a second on an idle server (an
+    operator's soak).  It is written only while a clock runs: a countdown or a race."""
+    from server.store import Store
+
+    store = Store(":memory:")
+    h = Harness()
+    h.hub = Hub(h.hub.limits, store, wall=lambda: 1_700_000_000.0 + h.now)
+    live = h.hub.live
+    assert live is not None
+    for _ in range(5):
+        h.tick(1.0)
+    assert live.alive_at() is None  # nothing open: nothing written
+    code, (ann, bob), _ = h.room(None, "Ann", "Bob")
+    h.tick(2.0)
+    assert live.alive_at() is None  # a lobby: no clock runs
+    for c in (ann, bob):
+        h.cmd(c, Ready(seq=0))
+    h.tick(1.1)
+    assert live.alive_at() is not None  # the countdown, then the race
+    h.tick(1.1)
+    racing = live.alive_at()
+    assert racing == 1_700_000_000.0 + h.now and h.hub.rooms[code].state == "racing"
+    for c in (ann, bob):
+        h.move(c, kind="resign")
+    h.tick(1.1)
+    assert h.hub.rooms[code].state == "results"
+    ended = live.alive_at()
+    h.tick(3.0)
+    assert live.alive_at() == ended  # the results: nothing more
+    store.close()
