@@ -390,13 +390,11 @@ class RaceApp(App[None]):
         # once, beside it)
         side_shown = m.phase == "racing" and not m.holding and m.state is not None and not small
         side_w = 40 if self.size.width >= 120 else 32
-        width = main.content_region.width
-        if side_shown != side.display or not width:
-            # the panel comes or goes with this drawing: the main area's width is the one it
-            # will have, not the one it had (the race's first board, at "Go!", was laid out
-            # for the countdown's whole width, piles 8 to 10 cut off: a terminals trial)
-            width = self.size.width - 2 - (side_w if side_shown else 0)
-        width = max(20, width)
+        # the main area's width as this drawing makes it, not as the last layout left it: at
+        # "Go!" the board was laid out for the countdown's whole width (the panel not shown
+        # yet), piles 8 to 10 cut off, and a drawing before Textual's next layout did it again
+        # (a terminals trial, then a review); the board's padding is a column each side
+        width = max(20, (self.size.width or 80) - 2 - (side_w if side_shown else 0))
         # the race's board and the countdown's digits are cropped, never wrapped (a wrapped
         # board shows cards where they are not, and clicks would pick others)
         main.set_class(m.phase in ("racing", "countdown") and not m.holding and not small, "grid")
@@ -581,15 +579,25 @@ class RaceApp(App[None]):
                     self.run_worker(self.lobby_keys_worker(), group="lobby")
         self.refresh_view()
 
+    def action_suspend_process(self) -> None:
+        """Ctrl+Z: to the shell, but for ``play``, whose server runs in this process: stopped,
+        it would stop everyone's race with it (its bots, friends who joined: a review)."""
+        if self.server is not None:
+            self.model.status = (
+                "Ctrl+Z would stop the server inside this program, and the race of everyone in "
+                "it: not here (q q quits)."
+            )
+            self.refresh_view()
+            return
+        super().action_suspend_process()
+
     def _way_back(self) -> str:
         """How the quit question says a seat kept is taken back: the command is printed as the
         program ends (:meth:`shutdown`), when there is one to print."""
         session = self.session
-        return (
-            TAKE_IT_BACK
-            if self.join_hint and session is not None and session.remember
-            else ("join again")
-        )
+        if self.join_hint and session is not None and session.remember:
+            return TAKE_IT_BACK
+        return "join again"
 
     async def lobby_keys_worker(self) -> None:
         """The lobby's keys in the order pressed, each after the one before has its answer

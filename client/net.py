@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import time
 from collections.abc import Iterator
 from types import TracebackType
@@ -33,6 +34,8 @@ from protocol.messages import (
     Redirect,
     Welcome,
 )
+
+log = logging.getLogger("patience_race.net")
 
 DEFAULT_URL = "ws://127.0.0.1:8765"
 MAX_REDIRECTS = 3
@@ -125,6 +128,7 @@ class Connection:
         self.heard = asyncio.get_running_loop().time()
         self._reader = asyncio.create_task(self._read())
         self._keepalive = asyncio.create_task(self._keep_alive(self.ws))
+        self._keepalive.add_done_callback(_retrieved)
         welcome = await self.request(Hello(seq=0, version=PROTOCOL_VERSION, client=self.client))
         assert isinstance(welcome, Welcome)
         self.welcome = welcome
@@ -194,6 +198,7 @@ class Connection:
             )
             # what open() made is let go: the socket and its reader (a node that took the
             # connection and never said welcome kept both, out of every close's reach: a review)
+            self._stop_keepalive()
             if self.ws is not None:
                 self.ws.transport.abort()
                 self.ws = None
@@ -250,25 +255,25 @@ class Connection:
         return Disconnected(rcvd.code if rcvd else None, rcvd.reason if rcvd else "connection lost")
 
     async def _keep_alive(self, ws: ClientConnection) -> None:
-        """Ping every :data:`PING_S`; a pong not come within :data:`PING_TIMEOUT_S` while no
-        other frame came either (or not within :data:`PONG_LATE_S` at all) ends the connection:
-        the socket is dropped, and the reader says it is lost."""
+        """Ping every :data:`PING_S`; a pong not come :data:`PING_TIMEOUT_S` after the ping or
+        after the last frame, whichever is later (and :data:`PONG_LATE_S` after the ping at
+        most), ends the connection: the socket is dropped, and the reader says it is lost."""
         loop = asyncio.get_running_loop()
         try:
             while True:
                 await asyncio.sleep(PING_S)
                 pong = asyncio.ensure_future(await ws.ping())
-                pong.add_done_callback(lambda f: f.cancelled() or f.exception())
+                pong.add_done_callback(_retrieved)
                 asked = loop.time()
-                while True:
-                    try:
-                        await asyncio.wait_for(asyncio.shield(pong), PING_TIMEOUT_S)
-                        break
-                    except TimeoutError:
-                        now = loop.time()
-                        if now - self.heard >= PING_TIMEOUT_S or now - asked >= PONG_LATE_S:
-                            ws.transport.abort()
-                            return
+                while not pong.done():
+                    now = loop.time()
+                    deadline = min(max(asked, self.heard) + PING_TIMEOUT_S, asked + PONG_LATE_S)
+                    if now >= deadline:
+                        ws.transport.abort()
+                        return
+                    await asyncio.wait([pong], timeout=deadline - now)
+                if pong.cancelled() or pong.exception() is not None:
+                    return  # the connection closed meanwhile: the reader says so
         except ConnectionClosed:
             return
 
@@ -311,3 +316,10 @@ class Connection:
     def _gone_clean(self) -> Disconnected:
         assert self.ws is not None
         return Disconnected(self.ws.close_code, self.ws.close_reason or "closed")
+
+
+def _retrieved(done: asyncio.Future[Any]) -> None:
+    """Take a finished future's exception, so that none is printed as never retrieved (under
+    the game's screen): the keepalive's pong, and the keepalive itself."""
+    if not done.cancelled() and done.exception() is not None:
+        log.debug("keepalive: %s", done.exception())

@@ -643,7 +643,8 @@ Race: pick a pile with its key, then the target pile
   q q         quit (on a server your seat waits: join again to resume;
               play's own server ends with it)
   ctrl+z      to the shell; fg comes back (a race goes on meanwhile:
-              your seat waits as for a dropped connection)
+              your seat waits as for a dropped connection; not in play,
+              whose server would stop with it)
 Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets.
 St. Helena, Louis: kings above the aces in the middle; every pile's top
 card lies next to them (a small screen: one row a pile, top card on the

@@ -393,11 +393,11 @@ class Session:
             moved = state != "results"
             if isinstance(sent, Rematch):
                 if state == "lobby" and not me.ready:
-                    # the room moved on without it (the host's s, or the others' rematch
-                    # while this one was lost): those who asked are ready, this player is not
-                    # ("You asked for a rematch", said of one the server never had: a
-                    # flaky-network trial)
-                    return " Your rematch did not reach the server: you are not ready (r)."
+                    # the room moved on, and this player is not ready: the rematch was lost,
+                    # or the host changed the settings since (everyone then presses ready
+                    # again): said as it is ("You asked for a rematch", of one the server
+                    # never had: a flaky-network trial; which of the two: a review)
+                    return " You are not ready in the lobby: press r."
                 if me.rematch or state == "lobby":
                     return " You asked for a rematch."
                 if moved:

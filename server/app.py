@@ -18,7 +18,6 @@ import errno
 import ipaddress
 import logging
 import socket
-import struct
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -53,14 +52,6 @@ from .store import Store
 
 log = logging.getLogger("patience_race.server")
 
-try:  # what a socket has not yet delivered, in its send queue (Linux; elsewhere not known)
-    import fcntl
-    import termios
-
-    _OUTQ: int | None = termios.TIOCOUTQ
-except (ImportError, AttributeError):  # pragma: no cover
-    _OUTQ = None
-
 DRAIN_CLOSE_S = 20.0
 """The most a drain waits for clients' closing handshakes (and at most ``grace_s``): within
 systemd's ``TimeoutStopSec=30`` (deploy/systemd), which kills a stop that takes longer."""
@@ -87,7 +78,7 @@ class Pipe:
     that they wait here, progress replaced by newer progress, and a task writes them as the
     buffer drains.  ``over_since`` is when the output went over the bound (None while under)."""
 
-    __slots__ = ("bytes", "over_since", "queue", "task")
+    __slots__ = ("bytes", "held", "over_since", "probed_at", "probing", "queue", "task")
 
     def __init__(self) -> None:
         self.queue: deque[tuple[bytes, bool]] = deque()
@@ -95,6 +86,10 @@ class Pipe:
         self.bytes = 0
         self.over_since: float | None = None
         self.task: asyncio.Task[None] | None = None
+        self.held: bytes | None = None
+        """The newest progress, held while the last probe goes unanswered (``RaceServer._send``)."""
+        self.probing = False
+        self.probed_at = -1e9
 
 
 class RaceServer:
@@ -151,6 +146,8 @@ class RaceServer:
         self.server: Server | None = None
         self._ticker: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
+        self._probes: set[asyncio.Task[None]] = set()
+        """Pings waiting for their answer before a connection's next progress (``_send``)."""
         self._doomed: set[int] = set()
         """Connections the hub closed: frames still arriving on them are not handled."""
         self._close_started: set[int] = set()
@@ -295,6 +292,8 @@ class RaceServer:
         for pipe in list(self.pipes.values()):
             if pipe.task is not None:
                 pipe.task.cancel()
+        for task in list(self._probes):
+            task.cancel()
 
     async def close_rooms(self, why: str) -> None:
         """Close every room for good, telling everyone ``why``, then stop (a server that will not
@@ -509,18 +508,56 @@ class RaceServer:
     # -- output: bounded per connection ----------------------------------------------------
 
     def _send(self, cid: int, ws: ServerConnection, frame: bytes, progress: bool) -> None:
-        """Write ``frame`` to ``ws`` now if its socket buffer has room, else queue it (bounded)."""
+        """Write ``frame`` to ``ws`` now if its socket buffer has room, else queue it (bounded).
+
+        A progress waits while the connection's last probe (a ping, at most one every
+        ``progress_probe_s``) has gone that long unanswered: the link, or a proxy's buffers
+        on the way, still hold what it was given, and only the newest progress is kept for when
+        the answer comes.  Anything else goes at once, the progress held first (in order)."""
         if ws.protocol.state is not State.OPEN:
             return
         pipe = self.pipes.get(cid)
         if pipe is None:
             return
+        every = self.limits.progress_probe_s
+        if progress:
+            now = time.monotonic()
+            if pipe.probing and now - pipe.probed_at >= every:
+                if pipe.held is not None:
+                    self.hub.count("progress_coalesced")
+                pipe.held = frame
+                return
+            self._write(cid, ws, pipe, frame, True)
+            if not pipe.probing and now - pipe.probed_at >= every:
+                pipe.probing, pipe.probed_at = True, now
+                task = asyncio.create_task(self._probe(cid, ws, pipe))
+                self._probes.add(task)
+                task.add_done_callback(self._probes.discard)
+            return
+        if pipe.held is not None:
+            held, pipe.held = pipe.held, None
+            self._write(cid, ws, pipe, held, True)
+        self._write(cid, ws, pipe, frame, False)
+
+    async def _probe(self, cid: int, ws: ServerConnection, pipe: Pipe) -> None:
+        """Ping ``ws`` and wait for its answer; then send the progress held meanwhile."""
+        try:
+            pong = await ws.ping()
+            await pong
+        except Exception:  # the connection went away: its handler cleans up
+            return
+        finally:
+            pipe.probing = False
+        if pipe.held is not None and self.pipes.get(cid) is pipe:
+            held, pipe.held = pipe.held, None
+            if ws.protocol.state is State.OPEN:
+                self._write(cid, ws, pipe, held, True)
+
+    def _write(
+        self, cid: int, ws: ServerConnection, pipe: Pipe, frame: bytes, progress: bool
+    ) -> None:
         limit = self.limits.send_buffer
-        if (
-            not pipe.queue
-            and ws.transport.get_write_buffer_size() < limit
-            and not (progress and self._backlogged(ws))
-        ):
+        if not pipe.queue and ws.transport.get_write_buffer_size() < limit:
             ws.protocol.send_binary(frame)
             ws.send_data()
             if ws.transport.get_write_buffer_size() >= limit:
@@ -561,16 +598,11 @@ class RaceServer:
                     await drain()  # returns when the buffer is under its low-water mark
                 if ws.protocol.state is not State.OPEN:
                     return
-                if ws.transport.get_write_buffer_size() >= limit or (
-                    pipe.queue[0][1] and self._backlogged(ws)
-                ):
+                if ws.transport.get_write_buffer_size() >= limit:
                     await asyncio.sleep(self.limits.tick_s)
                     continue
                 while pipe.queue and ws.transport.get_write_buffer_size() < limit:
-                    frame, progress = pipe.queue[0]
-                    if progress and self._backlogged(ws):
-                        break  # (the next turn waits for the link)
-                    pipe.queue.popleft()
+                    frame, _ = pipe.queue.popleft()
                     pipe.bytes -= len(frame)
                     ws.protocol.send_binary(frame)
                     ws.send_data()
@@ -578,23 +610,6 @@ class RaceServer:
             return
         finally:
             pipe.task = None
-
-    def _backlogged(self, ws: ServerConnection) -> bool:
-        """Is more of ``ws``'s output on its way than a progress frame may wait behind
-        (``progress_backlog``): in its buffer, and (Linux) in its socket's send queue, where a
-        slow link keeps what the buffer handed over."""
-        backlog = self.limits.progress_backlog
-        waiting = ws.transport.get_write_buffer_size()
-        if waiting >= backlog:
-            return True
-        sock = ws.transport.get_extra_info("socket")
-        if sock is None or _OUTQ is None:
-            return False
-        try:
-            queued = struct.unpack("i", fcntl.ioctl(sock.fileno(), _OUTQ, b"\0\0\0\0"))[0]
-        except (OSError, ValueError):
-            return False
-        return waiting + queued >= backlog
 
     def _check_slow(self, now: float) -> None:
         """Cut connections whose output stayed over the bound for ``slow_timeout_s``; clear the

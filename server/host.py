@@ -136,19 +136,17 @@ class HostCommands:
                     "another deal",
                 )
             settings = settings.model_copy(update={"deal_number": room.settings.deal_number})
-        config = self._check_settings(settings, len(room.players()))
-        if (
-            _as_played(settings, config) == _as_played(room.settings, room.config)
-            and room.state == "lobby"
-            and settings.deal_number is None
-        ):
+        if room.state == "lobby" and settings.deal_number is None and _unchanged(settings, room):
             # nothing changes: nobody is made to press ready again, nothing is sent or logged
             # (not with a fixed deal: a host who took over would learn whether a number they
             # sent is the secret one); options compared as the game takes them, the defaults
             # written or not (the room's own settings sent back, {"suits": 2, "relaxed": 0} for
-            # {"suits": 2}, made everyone ready again: a protocol trial)
+            # {"suits": 2}, made everyone ready again: a protocol trial), and before the checks
+            # of a change (a restored winnable room's own settings were refused by a server
+            # that no longer certifies deals: a review)
             out.reply(conn.id, Ack(seq=cmd.seq))
             return
+        config = self._check_settings(settings, len(room.players()))
         if room.state == "countdown":
             self._stop_countdown(room, member, out)
         room.config = config
@@ -206,6 +204,16 @@ class HostCommands:
             if m.conn is not None and m is not member and m is not target:
                 out.send(m.conn, told)
         self._remove_member(room, target, "kicked", now, out, by=member)
+
+
+def _unchanged(settings: Settings, room: Room) -> bool:
+    """``settings`` are the room's own, the options compared as the game takes them (every
+    default written, in any order)."""
+    try:
+        config = GameConfig(settings.game, settings.options, settings.numbering)
+    except ConfigError:
+        return False
+    return _as_played(settings, config) == _as_played(room.settings, room.config)
 
 
 def _as_played(settings: Settings, config: GameConfig) -> Settings:

@@ -98,12 +98,12 @@ class Limits:
     send_buffer: int = 64 * 1024
     """Bytes written to a connection's socket and not yet taken by the network: past this, more
     output waits in the connection's queue (and the keepalive clock below runs)."""
-    progress_backlog: int = 8 * 1024
-    """A progress frame is written only while the connection's output not yet delivered (its
-    buffer and, on Linux, the socket's send queue) is under this; else it waits, replaced by
-    newer progress.  On a slow link (a few KB a second) every quarter second's progress filled
-    the buffers with minutes of stale ones, and the pong behind them came too late: the client
-    reconnected every 15 s (a flaky-network trial)."""
+    progress_probe_s: float = 1.0
+    """A connection that gets progress is pinged at most this often; while such a ping has gone
+    this long unanswered, its progress waits (the newest replacing the one waiting) until the
+    answer comes.  On a slow link (a few KB a second) every quarter second's progress filled the
+    buffers, the server's and a proxy's alike, with minutes of stale ones, and the pong behind
+    them came too late: the client reconnected every 15 s (a flaky-network trial)."""
     max_pending_bytes: int = 256 * 1024
     """Bytes waiting in a connection's queue; past this (or ``max_pending_frames``) it is
     closed at once (4413).  Progress waiting is replaced by newer progress, never queued twice."""

@@ -357,9 +357,10 @@ async def test_the_races_first_board_is_laid_out_beside_the_panel() -> None:
             app._draw = drawn  # type: ignore[method-assign]
             bob = await start_with_bob(app, pilot, server.url)
             assert boards and app.side.display
-            first = boards[0].splitlines()
-            assert max(len(line) for line in first) <= 46, first[:3]
-            assert first[1].split()[-1] == "0"  # pile 10's label, with the others
+            for board in boards:  # the first, and any drawn before the next layout
+                lines = board.splitlines()
+                assert max(len(line) for line in lines) <= 46, lines[:3]
+                assert lines[1].split()[-1] == "0"  # pile 10's label, with the others
             await bob.close()
 
 
@@ -653,10 +654,22 @@ async def test_textual_keys_go_through_the_games_own_quit() -> None:
         assert len(app.screen_stack) == 1 and not app.use_command_palette
         # ctrl+z goes to the shell as in any terminal program (it was swallowed: a trial; the
         # test's terminal cannot be suspended, so the action is only seen to be asked for)
-        suspended: list[bool] = []
-        app.action_suspend_process = lambda: suspended.append(True)  # type: ignore[method-assign]
+        # not in play, whose server runs in this program: stopped, it stops everyone's race
         await pilot.press("ctrl+z")
         await pilot.pause(0.1)
+        assert app.is_running and "would stop the server inside this program" in status_of(app)
+        server, app.server = app.server, None  # as on a server of its own: to the shell
+        import textual.app
+
+        suspended: list[bool] = []
+        original = textual.app.App.action_suspend_process
+        textual.app.App.action_suspend_process = lambda self: suspended.append(True)  # type: ignore[method-assign]
+        try:
+            await pilot.press("ctrl+z")
+            await pilot.pause(0.1)
+        finally:
+            textual.app.App.action_suspend_process = original  # type: ignore[method-assign]
+            app.server = server
         assert suspended == [True] and not app.quit_armed
         await pilot.press("ctrl+q")
         await pilot.pause(0.2)

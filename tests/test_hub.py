@@ -1543,6 +1543,13 @@ def test_the_same_settings_sent_again_change_nothing() -> None:
         assert isinstance(h.cmd(ann, UpdateSettings(seq=0, settings=again)), Ack)
         assert h.got(bob, RoomUpdate) == []
         assert [m.ready for m in room.players()] == [False, True]
+    # a room restored winnable on a server that no longer certifies deals: its own settings
+    # sent back change nothing, and are not refused (they were: a review)
+    room.settings = room.settings.model_copy(update={"winnable": True})
+    echo = settings.model_copy(update={"winnable": True})
+    assert isinstance(h.cmd(ann, UpdateSettings(seq=0, settings=echo)), Ack)
+    assert h.got(bob, RoomUpdate) == [] and [m.ready for m in room.players()] == [False, True]
+    room.settings = room.settings.model_copy(update={"winnable": False})
     changed = settings.model_copy(update={"seats": 5})
     assert isinstance(h.cmd(ann, UpdateSettings(seq=0, settings=changed)), Ack)
     assert len(h.got(bob, RoomUpdate)) == 1
