@@ -75,7 +75,9 @@ def drawn_cells(text: str) -> int:
     wcwidth, and the terminals that go by it (xterm, tmux, VTE), as one.  A name holding a few
     pushed the race panel's score off its line, which showed 1 for 125 (a terminals trial).
     Where the two disagree the line is that much wider than rich knows: its end, blank, goes
-    past the panel's edge at the screen's, and the columns before it stay straight."""
+    past the panel's edge at the screen's, and the columns before it stay straight.  Terminals
+    that size a whole cluster as its base letter (kitty, WezTerm, foot) draw such a name that
+    many cells narrower: its columns then start a little early, the score still whole."""
     from rich.cells import cell_len, get_character_cell_size
 
     if text.isascii():
