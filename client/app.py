@@ -398,7 +398,7 @@ class RaceApp(App[None]):
         # the race's board and the countdown's digits are cropped, never wrapped (a wrapped
         # board shows cards where they are not, and clicks would pick others)
         main.set_class(m.phase in ("racing", "countdown") and not m.holding and not small, "grid")
-        if m.phase in ("kicked", "gone"):
+        if m.phase in ("kicked", "gone") and not m.holding:
             main.update(screens.message_screen(m))
         elif small:
             goes_on = {
@@ -644,6 +644,7 @@ class RaceApp(App[None]):
         if (
             session is None
             or room is None
+            or model.phase in ("kicked", "gone")
             or room.state != "results"
             or model.role != "player"
             or not model.is_host()
@@ -672,8 +673,8 @@ class RaceApp(App[None]):
         in the lobby)."""
         model, session = self.model, self.session
         room = model.room
-        if session is None or room is None:
-            return
+        if session is None or room is None or model.phase in ("kicked", "gone"):
+            return  # the room is gone (its results stay up: q leaves them)
         if room.state == "results" and model.role != "player":
             return  # a spectator's n follows the room once it moves on
         if model.role == "player" and room.state == "results":

@@ -31,11 +31,11 @@ def _gone(m: Member) -> str:
     """A member no longer in the room: one away until then did not come back in time (their
     seat was released), not one who left."""
     name = safe(m.name)
-    return (
-        f"{name} did not come back in time: their seat was released"
-        if not m.connected
-        else f"{name} left"
-    )
+    if m.connected:
+        return f"{name} left"
+    if m.role == "spectator":  # (no seat to release: "their seat was released", of a watcher)
+        return f"{name} stopped watching (gone too long)"
+    return f"{name} did not come back in time: their seat was released"
 
 
 AWAY = re.compile(r" is away \(seat kept [^)]*\)$")

@@ -462,8 +462,9 @@ class RaceModel:
                 self._hold_results()
 
     def _on_kicked(self, e: Kicked, now: float) -> None:
+        # results on screen stay there, the room gone under them (a room of watchers closes
+        # after its race): nobody's results are taken away; q leaves them
         self.phase = "kicked"
-        self.holding = False
         self.say(sentence(e.message))
 
     def _on_member_removed(self, e: MemberRemoved, now: float) -> None:

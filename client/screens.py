@@ -560,6 +560,8 @@ def results_keys(model: RaceModel) -> list[str]:
     back to the lobby at once (where whoever asked is ready)."""
     room = model.room
     keys: list[str] = []
+    if model.phase in ("kicked", "gone"):
+        return ["q: quit"]  # the room is gone: nothing to ask or follow
     on_results = room is not None and room.state == "results"
     if model.role != "player":
         if not on_results:

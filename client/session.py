@@ -712,16 +712,24 @@ class Session:
         self.unsettled = self.unsettled_key = None
         if self.remember:
             forget_seat(self.url, self.code, self.model.name)
+        # a watcher comes back to watch (one who only watched was seated on a free seat after a
+        # drop past the grace, to race unasked: a spectators trial), unless they came to race
+        me = self.model.me_member()
+        watching = self.model.role == "spectator" and not (me is not None and me.to_race)
         try:
             joined = await self._request(
-                JoinRoom(seq=0, code=self.code, name=self.model.name, spectate=False)
+                JoinRoom(seq=0, code=self.code, name=self.model.name, spectate=watching)
             )
         except (ServerError, TimeoutError, Disconnected):
             return False
         assert isinstance(joined, Joined)
         self.connected = True
         self._joined(joined, self.model.name)
-        self.model.status = released_again(joined.role, joined.room.state)
+        self.model.status = (
+            "You were away too long, and joined again: you watch."
+            if watching
+            else released_again(joined.role, joined.room.state)
+        )
         self._say_seat_problem()
         self.on_change()
         await self._check_missed()

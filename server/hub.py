@@ -669,8 +669,8 @@ class Hub(Upkeep, HostCommands):
         return seated
 
     def _close_if_only_bots(self, room: Room, now: float, out: Outbox) -> None:
-        """A room left with no person to play, out of a race, closes: only bots, or (in the
-        lobby or the countdown) bots and people who only watch, where nobody could start a race
+        """A room left with no person to play, out of a race, closes: only bots, or bots and
+        people who only watch, where nobody could start a race
         (the room stayed listed, and whoever joined it watched for ever; left in a countdown, a
         watcher became host and raced nobody).  The deal of a countdown is never revealed."""
         if room.state == "racing" or room.code not in self.rooms:
@@ -679,10 +679,12 @@ class Hub(Upkeep, HostCommands):
             return
         if all(m.bot for m in room.members.values()):
             self._close_room(room, now, out, "only bots were left in the room")
-        elif room.state in ("lobby", "countdown") and not any(
+        elif not any(
             not m.bot and (m.role == "player" or m.wants_seat) for m in room.members.values()
         ):
-            # (not on the results: those watching keep them until they leave)
+            # on the results too: a room of watchers (and bots) stayed listed, its next race
+            # promised to those who joined, and no one there could start it (a spectators
+            # trial); the watchers' results stay on their screens
             self._close_room(room, now, out, "no player was left in the room")
 
     def _membership(self, conn: Conn) -> tuple[Room, MemberState]:

@@ -192,6 +192,9 @@ def test_room_changes_say_who_came_and_went() -> None:
     said = room_changes(away, released, you=2)
     assert said[0].startswith("Ann did not come back in time: their seat was released. You are")
     assert said[1:] == ["Cat did not come back in time: their seat was released"]
+    # a watcher has no seat to release (it said so of one: a spectators trial)
+    watcher = room([*away.members, member(4, "Dan", role="spectator", connected=False)])
+    assert room_changes(watcher, away, you=2) == ["Dan stopped watching (gone too long)"]
 
 
 def test_a_lobby_of_16_players_fits_80x24() -> None:
@@ -542,6 +545,17 @@ def test_indic_vowel_signs_take_a_cell_in_the_panel_the_lobby_and_the_results() 
         for row, word in zip(rows, ("won", "res", "res"), strict=True)
     }
     assert len(starts) == 1, rows
+
+
+def test_results_stay_when_the_room_closes_under_them() -> None:
+    """A room of watchers closes after its race: their results were taken away by the
+    closing message; they stay, the message said below them, and only q is offered."""
+    model = results_model("spectator")
+    model.apply(Kicked(message="room ABCD-2345 closed: no player was left in the room"))
+    assert model.holding and model.phase == "kicked"
+    assert "Results" in screens.results(model, 78).plain
+    assert screens.footer_keys(model) == "q: quit   ?: help"
+    assert model.status == "Room ABCD-2345 closed: no player was left in the room"
 
 
 def test_results_stay_when_the_room_moves_on() -> None:

@@ -1306,22 +1306,27 @@ def test_players_gone_while_their_start_waits_make_no_race_of_nobody() -> None:
     assert room.state == "countdown" and len(room.race.seats) == 2  # type: ignore[union-attr]
 
 
-def test_a_watcher_left_host_on_the_results_cannot_make_a_lobby_of_watchers() -> None:
+def test_a_room_of_watchers_closes_after_its_results() -> None:
     """Both players left after their race: Cy, watching, became host, and her start sent the
-    room back to a listed lobby nobody in it could start."""
+    room back to a listed lobby nobody in it could start; then (refused) the room stayed on
+    its results, listed, promising a seat in a next race no one there could start to whoever
+    joined (a spectators trial).  With no player left it closes; Cy's results stay on her
+    screen (the client keeps them)."""
     h = Harness(grace_s=120.0)
     code, (ann, bob), _ = h.race(None, "Ann", "Bob")
     cy = h.connect()
     h.cmd(cy, JoinRoom(seq=0, code=code, name="Cy", spectate=True))
     for c in (ann, bob):
         h.move(c, kind="resign")
-    for c in (ann, bob):
-        h.cmd(c, Leave(seq=0))
-    room = h.hub.rooms[code]
-    assert room.state == "results" and room.host is not None
-    refused = h.cmd(cy, Start(seq=0))
-    assert isinstance(refused, Error) and refused.code == "not_a_player"
-    assert room.state == "results"  # the results stay for whoever watches them
+    h.cmd(ann, Leave(seq=0))
+    assert h.hub.rooms[code].state == "results"  # Bob is still there
+    h.cmd(bob, Leave(seq=0))
+    assert code not in h.hub.rooms
+    assert [k.message for k in h.got(cy, Kicked)] == [
+        f"room {display_code(code)} closed: no player was left in the room"
+    ]
+    listed = h.cmd(h.connect(), ListRooms(seq=0))
+    assert isinstance(listed, RoomList) and code not in [r.code for r in listed.rooms]
 
 
 def test_a_newcomer_left_host_on_the_results_starts_the_next_race() -> None:

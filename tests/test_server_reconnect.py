@@ -718,6 +718,38 @@ async def test_a_late_pong_is_waited_for_while_other_frames_come(
         keepalive.cancel()
 
 
+async def test_a_watcher_back_after_the_grace_watches_again() -> None:
+    """A watcher whose link was down past the grace came back seated on a free seat ("your old
+    seat was released: you joined again as a new player"), to race unasked (a spectators
+    trial).  A watcher comes back to watch."""
+    async with running_server(fast_limits(grace_s=1.0)) as server:
+        ann = Connection(server.url)
+        await ann.open()
+        made = await ann.request(CreateRoom(seq=0, name="Ann", settings=Settings(seats=4)))
+        assert isinstance(made, Joined)
+        code = made.room.code
+        model = RaceModel(name="Kim")
+        kim = Session(server.url, model)
+        kim.remember = False
+        await kim.connect()
+        await kim.join(code, "Kim", spectate=True)
+        kim.start_events()
+        assert model.role == "spectator"
+        # the link goes down, and stays down past the grace (no server at the address meanwhile)
+        kim.url = "ws://127.0.0.1:1"
+        assert kim.conn is not None and kim.conn.ws is not None
+        kim.conn.ws.transport.abort()
+        room = server.hub.rooms[code]
+        await eventually(lambda: "Kim" not in {m.name for m in room.members.values()}, 10)
+        kim.url = server.url
+        await eventually(lambda: kim.connected and "joined again" in model.status, 15)
+        assert model.status == "You were away too long, and joined again: you watch."
+        kim_now = next(m for m in room.members.values() if m.name == "Kim")
+        assert kim_now.role == "spectator" and model.role == "spectator"
+        await kim.close()
+        await ann.close()
+
+
 async def test_two_bare_joins_at_once_resume_the_seat_once() -> None:
     """Two terminals of one account typing ``join CODE`` at the same moment: both found the
     seat free, both resumed it, and the first was cut off ("resumed on another connection")."""
