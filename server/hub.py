@@ -499,6 +499,22 @@ class Hub(Upkeep, HostCommands):
             )
         name = check_name(cmd.name)
         taken = clashes(name, [m.name for m in room.members.values()])
+        ghost = next((m for m in room.members.values() if m.name == taken), None)
+        if (
+            ghost is not None
+            and ghost.role == "spectator"
+            and ghost.conn is None
+            and not ghost.wants_seat
+            and not ghost.bot
+            and ghost.peer == conn.peer
+        ):
+            # a watcher gone (a terminal closed) and back from the same address under the same
+            # name: the old one goes (it held the name and a watcher's place for the grace:
+            # "hal 2", or refused with --name; a watcher's token is not kept, nothing to lose)
+            self._remove_member(room, ghost, "left", now, out)
+            if room.code not in self.rooms:
+                raise CommandError("room_not_found", "this room has just closed")
+            taken = clashes(name, [m.name for m in room.members.values()])
         if taken is not None:
             # (names quoted: a name may end in punctuation, "Ann." came out as "as Ann..")
             what = f"“{taken}”" + ("" if taken == name else f", which looks the same as “{name}”")
@@ -506,6 +522,12 @@ class Hub(Upkeep, HostCommands):
         seat_free = room.state == "lobby" and len(room.players()) < room.settings.seats
         role: Role = "player" if seat_free and not cmd.spectate else "spectator"
         if role == "spectator" and len(room.spectators()) >= MAX_SPECTATORS:
+            if seat_free:  # (a watcher told "full" with a seat free: a spectators trial)
+                raise CommandError(
+                    "room_full",
+                    f"this room has {MAX_SPECTATORS} watchers, the most it takes: a seat is "
+                    "free (join to race)",
+                )
             raise CommandError("room_full", "this room is full")
         member, token = room.add(name, role, now, bot=cmd.bot)
         member.wants_seat = role == "spectator" and not cmd.spectate

@@ -1699,3 +1699,42 @@ def test_an_idle_server_writes_nothing_every_second() -> None:
     h.tick(3.0)
     assert live.alive_at() == ended  # the results: nothing more
     store.close()
+
+
+def test_a_watcher_back_under_the_same_name_takes_the_place_of_the_one_gone() -> None:
+    """A watcher's terminal closed, and `watch CODE` again from the same machine: "hal 2", or
+    refused with --name ("someone is already called Hal") for the grace, the old one holding
+    the name and a watcher's place (a spectators trial).  The one gone makes way; from
+    another address the name stays taken, and a player's seat is never taken so."""
+    h = Harness(grace_s=120.0, max_per_address=100)
+    code, (_ann, bob), _ = h.room(None, "Ann", "Bob")
+    hal = h.connect()
+    h.cmd(hal, JoinRoom(seq=0, code=code, name="Hal", spectate=True))
+    h.take(h.hub.disconnect(hal, h.now))
+    room = h.hub.rooms[code]
+    again = h.connect()
+    joined = h.cmd(again, JoinRoom(seq=0, code=code, name="Hal", spectate=True))
+    assert isinstance(joined, Joined) and joined.role == "spectator"
+    assert [m.name for m in room.members.values()] == ["Ann", "Bob", "Hal"]
+    # a player away keeps the name (and the seat) for the grace
+    h.take(h.hub.disconnect(bob, h.now))
+    refused = h.cmd(h.connect(), JoinRoom(seq=0, code=code, name="Bob", spectate=True))
+    assert isinstance(refused, Error) and refused.code == "name_taken"
+    # from another address the watcher's name stays taken
+    h.take(h.hub.disconnect(again, h.now))
+    other = h.hub.connect(h.now, "203.0.113.9")
+    assert other is not None
+    assert isinstance(h.cmd(other, Hello(seq=0, version=PROTOCOL_VERSION)), Welcome)
+    refused = h.cmd(other, JoinRoom(seq=0, code=code, name="Hal", spectate=True))
+    assert isinstance(refused, Error) and refused.code == "name_taken"
+
+
+def test_the_33rd_watcher_is_told_a_seat_is_free() -> None:
+    """ "This room is full" to a 33rd watcher of a lobby with a free seat (a spectators trial)."""
+    h = Harness(rate=1000.0, burst=1000, max_per_address=100)
+    code, _conns, _ = h.room(Settings(seats=4), "Ann", "Bob")
+    for i in range(32):
+        h.cmd(h.connect(), JoinRoom(seq=0, code=code, name=f"W{i}", spectate=True))
+    refused = h.cmd(h.connect(), JoinRoom(seq=0, code=code, name="Fay", spectate=True))
+    assert isinstance(refused, Error) and refused.code == "room_full"
+    assert "a seat is free" in refused.message
