@@ -66,6 +66,16 @@ def room_changes(
     after = {m.id: m for m in new.members}
     for mid, m in after.items():
         if mid == you:
+            was = before.get(mid)
+            if was is not None and was.role == "spectator" and m.role == "player":
+                # a seat came free and is yours (one waiting for it was moved into it with no
+                # word: "mo left", and nothing said to press r: a spectators trial)
+                ready = (
+                    ""
+                    if m.ready
+                    else (": press r when you are ready" if new.state == "lobby" else "")
+                )
+                out.append(f"You have a seat now{ready}")
             continue
         name = safe(m.name)
         was = before.get(mid)

@@ -192,6 +192,10 @@ def test_room_changes_say_who_came_and_went() -> None:
     said = room_changes(away, released, you=2)
     assert said[0].startswith("Ann did not come back in time: their seat was released. You are")
     assert said[1:] == ["Cat did not come back in time: their seat was released"]
+    # a watcher moved into a seat that came free is told so, and to get ready
+    ned = room([member(1, "Ann"), member(5, "Ned", role="spectator", to_race=True)])
+    seated = room([member(1, "Ann"), member(5, "Ned")])
+    assert room_changes(ned, seated, you=5) == ["You have a seat now: press r when you are ready"]
     # a watcher has no seat to release (it said so of one: a spectators trial)
     watcher = room([*away.members, member(4, "Dan", role="spectator", connected=False)])
     assert room_changes(watcher, away, you=2) == ["Dan stopped watching (gone too long)"]
