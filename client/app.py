@@ -646,10 +646,12 @@ class RaceApp(App[None]):
             or room is None
             or model.phase in ("kicked", "gone")
             or room.state != "results"
-            or model.role != "player"
             or not model.is_host()
         ):
             return
+        me = model.me_member()
+        if model.role != "player" and not (me is not None and me.to_race):
+            return  # a watcher host who came only to watch: no race to go to
         model.asked_rematch = True  # to the lobby with the room, off the results
         model.status = "Back to the lobby: s starts the next race, once you have set it up."
         self.run_worker(session.start(), group="cmd")

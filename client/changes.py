@@ -115,8 +115,16 @@ def room_changes(
             else "s starts the race, g o v m t u + - p w change it, k removes someone"
         )
         # a watcher made host (the room's people gone, its bots left) has none of those keys:
-        # s and n do nothing for one who does not race (offered, they did nothing: a trial)
-        now_host = "You are the host now" + ("" if after[host].role == "spectator" else f": {keys}")
+        # s and n do nothing for one who does not race (offered, they did nothing: a trial);
+        # one who came to race takes the room to the lobby with s, and races there
+        me = after[host]
+        if me.role == "spectator":
+            keys = (
+                "s takes the room to the lobby, where you race"
+                if me.to_race and new.state == "results"
+                else ""
+            )
+        now_host = "You are the host now" + (f": {keys}" if keys else "")
         if was_host not in after:
             told.add(was_host)
             # (one sentence each: "...: their seat was released: you are the host now: s

@@ -566,6 +566,10 @@ def results_keys(model: RaceModel) -> list[str]:
     if model.role != "player":
         if not on_results:
             keys.append("n: follow the room")
+        else:
+            me = model.me_member()
+            if me is not None and me.to_race and model.is_host():
+                keys.append("s: to the lobby")  # (one who came to race, left host)
     elif not on_results:
         keys.append("n: next race")
     else:

@@ -174,6 +174,17 @@ def test_room_changes_say_who_came_and_went() -> None:
     watched = room([member(1, "Ann", host=True), bob, bot], "results")
     made = room([bob.model_copy(update={"host": True}), bot], "results")
     assert room_changes(watched, made, you=2)[0] == "Ann left. You are the host now"
+    # one who came to race, left host on the results, takes the room to the lobby with s
+    racer = bob.model_copy(update={"to_race": True})
+    made = room([racer.model_copy(update={"host": True}), bot], "results")
+    assert (
+        room_changes(room([member(1, "Ann", host=True), racer, bot], "results"), made, you=2)[0]
+        == "Ann left. You are the host now: s takes the room to the lobby, where you race"
+    )
+    waiting = RaceModel(name="Bob", you=2, role="spectator", phase="results")
+    waiting.room = made
+    waiting._hold_results()
+    assert "s: to the lobby" in screens.footer_keys(waiting)
     # in a countdown s does nothing: its keys are said (a verification trial)
     counting = room([member(2, "Bob", host=True)], state="countdown")
     assert room_changes(back, counting, you=2)[0] == (
