@@ -229,3 +229,52 @@ def verify_unit(
     name = file.split("@")[0]
     problems = [line for line in (result.stdout + result.stderr).splitlines() if name in line]
     assert result.returncode == 0 and not problems, result.stdout + result.stderr
+
+
+def _locations(conf: str) -> list[str]:
+    """The text of each ``location ... { }`` block of an nginx file (braces matched)."""
+    out = []
+    for start in [i for i in range(len(conf)) if conf.startswith("location ", i)]:
+        depth, i = 0, conf.index("{", start)
+        for j in range(i, len(conf)):
+            depth += {"{": 1, "}": -1}.get(conf[j], 0)
+            if depth == 0:
+                out.append(conf[start : j + 1])
+                break
+    return out
+
+
+@pytest.mark.parametrize(
+    "name", ["nginx/patience-race.conf", "cluster/nginx/site.conf", "cluster/nginx/locations.conf"]
+)
+def test_every_proxied_location_sets_the_client_address_itself(name: str) -> None:
+    """nginx passes a location none of the server's proxy_set_header once it has one of its
+    own, and none at all where only `location /` set them: the port-80 /healthz passed a
+    client's made-up X-Forwarded-For to the server, which believes it from the proxy, and an
+    attacker named any address to lock it out and have fail2ban ban it (an operator trial).
+    Every proxying location overwrites the header; /healthz answers local probes only."""
+    conf = (DEPLOY / name).read_text()
+    proxy_conf = (DEPLOY / "cluster" / "nginx" / "proxy.conf").read_text()
+    blocks = [b for b in _locations(conf) if "proxy_pass" in b]
+    assert blocks, name
+    for block in blocks:
+        text = block.replace("include /etc/nginx/patience-race/proxy.conf;", proxy_conf)
+        assert "proxy_set_header X-Forwarded-For $remote_addr;" in text, block
+        if "/healthz" in block.split("{", 1)[0] or "/metrics" in block.split("{", 1)[0]:
+            assert "deny all;" in block, block
+
+
+def test_the_tls_key_is_never_committed_nor_sent_to_a_build() -> None:
+    """The documented steps put privkey.pem in deploy/certs, which git showed as untracked
+    (one `git add -A` from a commit) and compose's build context (the repository) sent to the
+    builder (an operator trial)."""
+    root = DEPLOY.parent
+    assert "deploy/certs/" in (root / ".gitignore").read_text().split()
+    ignored = [
+        line.strip()
+        for line in (root / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert "deploy/certs" in ignored and ".git" in ignored and ".venv" in ignored
+    for needed in ("pyproject.toml", "README.md", "protocol", "server", "client"):
+        assert not any(needed == p or needed.startswith(p + "/") for p in ignored), needed
