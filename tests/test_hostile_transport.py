@@ -325,6 +325,7 @@ async def test_a_peer_that_answers_no_ping_is_held_one_progress() -> None:
                     moved = await move(conns[0], wire.kind, wire.src, wire.dst, wire.count)
                     if moved.can_undo:
                         await move(conns[0], "undo")
+                    await asyncio.sleep(0.01)  # (a race holds at most MAX_ACTIONS of them)
 
             await play(1.5)
             before = server.pending_bytes()  # what queued before the race (its start...)
