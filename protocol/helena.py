@@ -13,7 +13,7 @@ from . import cards
 from .cards import Card
 from .config import LOUIS, ST_HELENA
 from .game import GameState, register
-from .moves import Change, IllegalMove, Kind, Move, Placed
+from .moves import Change, IllegalMove, Kind, Move, Placed, check_pile
 from .view import BoardView
 
 PILES = 12
@@ -130,7 +130,7 @@ class HelenaState(GameState):
         raise IllegalMove(f"unknown move {move!r}")
 
     def _source(self, s: int) -> list[Card]:
-        _check_pile(s)
+        check_pile(s, PILES, f"piles go from 1 to {PILES}")
         src = self.piles[s]
         if not src:
             raise IllegalMove(f"pile {s + 1} is empty")
@@ -138,7 +138,7 @@ class HelenaState(GameState):
 
     def _tableau(self, s: int, d: int, n: int) -> Change:
         src = self._source(s)
-        _check_pile(d)
+        check_pile(d, PILES, f"piles go from 1 to {PILES}")
         if s == d:
             raise IllegalMove(f"pile {s + 1} cannot move onto itself")
         if n not in (0, 1):
@@ -317,11 +317,3 @@ class HelenaState(GameState):
 
 register(ST_HELENA, HelenaState)
 register(LOUIS, HelenaState)
-
-
-def _check_pile(index: int) -> None:
-    """A pile of the table, or :class:`IllegalMove` saying which there are."""
-    if index < 0:  # (-1, a move's default: "there is no pile 0", a protocol trial)
-        raise IllegalMove(f"a move from or to a pile names it: piles go from 1 to {PILES}")
-    if index >= PILES:
-        raise IllegalMove(f"there is no pile {index + 1}: piles go from 1 to {PILES}")

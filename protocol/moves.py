@@ -80,3 +80,13 @@ class Change:
 
 class IllegalMove(ValueError):
     """A move the rules do not allow here; ``str()`` is the reason, for a person."""
+
+
+def check_pile(index: int, piles: int, which: str) -> None:
+    """``index`` (from 0) is one of a table's ``piles``, or :class:`IllegalMove` saying
+    ``which`` there are (``"Spider has piles 1 to 10"``).  -1, a move's default on the wire,
+    is a pile not named (it said "there is no pile 0": a protocol trial)."""
+    if index < 0:
+        raise IllegalMove(f"a move from or to a pile names it: {which}")
+    if index >= piles:
+        raise IllegalMove(f"there is no pile {index + 1}: {which}")

@@ -6,7 +6,7 @@ from . import cards
 from .cards import Card
 from .config import SPIDER
 from .game import GameState, register
-from .moves import Change, IllegalMove, Kind, Move, Placed
+from .moves import Change, IllegalMove, Kind, Move, Placed, check_pile
 
 PILES = 10
 FACE_DOWN_AT_START = 44
@@ -68,10 +68,7 @@ class SpiderState(GameState):
         raise IllegalMove(f"unknown move {move!r}")
 
     def _pile(self, index: int) -> list[Card]:
-        if index < 0:  # (-1, a move's default: "there is no pile 0", a protocol trial)
-            raise IllegalMove(f"a move from or to a pile names it: Spider has piles 1 to {PILES}")
-        if index >= PILES:
-            raise IllegalMove(f"there is no pile {index + 1}: Spider has piles 1 to {PILES}")
+        check_pile(index, PILES, f"Spider has piles 1 to {PILES}")
         return self.piles[index]
 
     def _tableau(self, s: int, d: int, n: int) -> Change:
