@@ -305,13 +305,14 @@ def rooms_table(rooms: Sequence[Any]) -> str:
     certified deal's or Spider's with all its options, no longer runs into the next column)."""
     from rich.cells import cell_len
 
-    head = ["code", "game", "race", "players", "state"]
+    head = ["code", "game", "race", "players", "watching", "state"]
     rows = [
         [
             clean(r.code[:4] + "-" + r.code[4:]),
             clean(r.title),
             race_words(r.mode, r.time_limit),
             f"{r.players}/{r.seats}",
+            str(r.spectators),  # (the server sent it, and it was not shown: a spectators trial)
             clean(r.state),
         ]
         for r in rooms

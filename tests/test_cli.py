@@ -308,12 +308,13 @@ def test_rooms_columns_stay_apart_whatever_the_title() -> None:
                     seats=16, spectators=3, time_limit=90),
     ]  # fmt: skip
     lines = rooms_table(rooms).splitlines()
-    assert lines[0].split() == ["code", "game", "race", "players", "state"]
+    assert lines[0].split() == ["code", "game", "race", "players", "watching", "state"]
+    assert lines[2].split()[-2:] == ["3", "racing"]  # Louis's three watchers
     # the race as people say it, with its time limit (it said "score", and no time)
     assert "numbering)  best score, 5 min   2/2" in lines[1], lines
     assert "Louis" in lines[2] and "first to win  " in lines[2] and "min" not in lines[2]
     assert "first to win, 90 s" in lines[3]
-    for word in ("race", "players", "state"):  # every column starts at its heading
+    for word in ("race", "players", "watching", "state"):  # every column starts at its heading
         at = lines[0].index(word)
         assert all(line[at - 2 : at] == "  " and line[at] != " " for line in lines), word
 

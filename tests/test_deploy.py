@@ -278,3 +278,12 @@ def test_the_tls_key_is_never_committed_nor_sent_to_a_build() -> None:
     assert "deploy/certs" in ignored and ".git" in ignored and ".venv" in ignored
     for needed in ("pyproject.toml", "README.md", "protocol", "server", "client"):
         assert not any(needed == p or needed.startswith(p + "/") for p in ignored), needed
+
+
+@pytest.mark.parametrize("name", ["compose.yaml", "cluster/compose.yaml"])
+def test_every_container_keeps_a_bounded_log(name: str) -> None:
+    """Docker's default json-file log grows without bound (an operator trial)."""
+    services = yaml.safe_load((DEPLOY / name).read_text())["services"]
+    for service, spec in services.items():
+        options = spec.get("logging", {}).get("options", {})
+        assert options.get("max-size") and options.get("max-file"), service
