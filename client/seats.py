@@ -173,6 +173,8 @@ def save_seat(
     """Save the seat, with the ``member`` id it has in the room (:class:`SeatsError` if it
     cannot be: quitting would then lose it)."""
 
+    dropped: list[tuple[str, str, str]] = []
+
     def change(data: Seats) -> bool:
         # the newest last: move this server and this room to the end, then trim the oldest
         rooms = data.pop(url, {})
@@ -184,12 +186,15 @@ def save_seat(
         rooms[room_key(code)] = held
         data[url] = rooms
         for old in list(rooms)[:-ROOMS_PER_SERVER]:
-            del rooms[old]
+            dropped.extend((url, old, key) for key in rooms.pop(old))
         for old in list(data)[:-SERVERS]:
-            del data[old]
+            dropped.extend(
+                (old, room, key) for room, seats in data.pop(old).items() for key in seats
+            )
         return True
 
     _change(path, change)
+    _sweep(dropped, path)
 
 
 def forget_seat(url: str, code: str, name: str, path: Path | None = None) -> None:
@@ -221,12 +226,15 @@ def _forget(
     """Forget the seats ``which`` picks among those saved for this room (their name keys); a
     seats file that cannot be used is left as it is."""
 
+    dropped: list[tuple[str, str, str]] = []
+
     def change(data: Seats) -> bool:
         rooms = data.get(url, {})
         held = rooms.get(room_key(code), {})
         gone = which(held)
         for key in gone:
             del held[key]
+            dropped.append((url, room_key(code), key))
         if not gone:
             return False
         if not held:
@@ -237,15 +245,41 @@ def _forget(
 
     with contextlib.suppress(SeatsError):
         _change(path, change)
+    _sweep(dropped, path)
 
 
 # -- seats in use by a running client ---------------------------------------------------------
 
 
 def _held_path(url: str, code: str, name: str, path: Path | None) -> Path:
-    key = "\0".join((url, room_key(code), name_key(name)))
+    return _lock_file(url, room_key(code), name_key(name), path)
+
+
+def _lock_file(url: str, room: str, key: str, path: Path | None) -> Path:
+    """The lock file of the seat saved under these keys (the seats file's own)."""
+    key = "\0".join((url, room, key))
     digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
     return (path or seats_path()).parent / "held" / f"{digest}.lock"
+
+
+def _sweep(dropped: list[tuple[str, str, str]], path: Path | None) -> None:
+    """Remove the lock files of seats no longer saved (trimmed by the caps, or forgotten), so
+    that ``held/`` stays as small as the seats file; a lock a running client holds is left."""
+    if fcntl is None:  # pragma: no cover - not on POSIX: no lock files
+        return
+    for url, room, key in dropped:
+        lock = _lock_file(url, room, key, path)
+        try:
+            fd = os.open(lock, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            lock.unlink()
+        except OSError:
+            pass  # held by a running client (it goes when that client forgets it), or gone
+        finally:
+            os.close(fd)
 
 
 class HeldSeat:

@@ -12,7 +12,9 @@ import pytest
 
 from client.cli import NoName, choose_name
 from client.seats import (
+    ROOMS_PER_SERVER,
     SeatsError,
+    forget_gone,
     forget_seat,
     hold_seat,
     save_seat,
@@ -51,7 +53,7 @@ def test_the_old_layout_is_read_as_one_named_seat() -> None:
 
 def test_the_file_stays_small() -> None:
     for i in range(60):
-        save_seat(URL, f"ROOM{i:04d}", f"tok{i}", "Ann")
+        save_seat(URL, f"ROOM{i:04d}", f"tok{i}", "Ann", member=1)
     data = json.loads(seats_path().read_text())
     assert len(data[URL]) == 20
     assert saved_seat(URL, "ROOM0059", "Ann") is not None
@@ -128,6 +130,25 @@ def test_a_seat_held_by_a_running_client_is_in_use_until_it_ends() -> None:
     mine = hold_seat(URL, "K7QM-X2PF", "Ann")
     mine.release(forget=True)  # left the room: its lock file goes too
     assert not list(held_dir.iterdir())
+
+
+def test_seats_dropped_by_the_caps_or_forgotten_take_their_lock_files_along() -> None:
+    # every room joined left a lock file under held/ for good (a trial): they go with the seat
+    held_dir = seats_path().parent / "held"
+    for i in range(ROOMS_PER_SERVER):
+        save_seat(URL, f"ROOM{i:04d}", f"tok{i}", "Ann", member=1)
+        hold_seat(URL, f"ROOM{i:04d}", "Ann").release()
+    kept = hold_seat(URL, "ROOM0001", "Ann")  # still sitting in it, in another terminal
+    assert len(list(held_dir.iterdir())) == ROOMS_PER_SERVER
+    save_seat(URL, "ROOMNEW1", "tok-a", "Ann")  # ROOM0000 is dropped: its lock file goes
+    save_seat(URL, "ROOMNEW2", "tok-b", "Ann")  # ROOM0001 is dropped, but held: kept
+    assert len(saved_seats(URL, "ROOM0000")) == 0
+    files = {p.name for p in held_dir.iterdir()}
+    assert len(files) == ROOMS_PER_SERVER - 1
+    kept.release()
+    save_seat(URL, "ROOM0005", "tok5", "Bob", member=2)
+    forget_gone(URL, "ROOM0005", set())  # Ann's and Bob's seats are gone from the room
+    assert len(list(held_dir.iterdir())) == ROOMS_PER_SERVER - 2
 
 
 def test_join_with_no_name_skips_a_seat_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
