@@ -691,4 +691,11 @@ def help_text(phase: str, undo: bool = True) -> str:
         return text
     at = next(i for i, line in enumerate(lines) if line.startswith(start))
     end = next((i for i in range(at + 1, len(lines)) if not lines[i].startswith("  ")), len(lines))
-    return "\n".join([lines[0], *lines[at:end], *lines[1:at], *lines[end:]])
+    first = [lines[0], *lines[at:end]]
+    rest = [*lines[1:at], *lines[end:]]
+    if phase == "watching":  # a watcher has no board: the race's keys do nothing (a trial)
+        race = next(i for i, line in enumerate(rest) if line.startswith("Race:"))
+        score = next(i for i, line in enumerate(rest) if line.startswith("Spider's score"))
+        lobby = next(i for i, line in enumerate(rest) if line.startswith("Lobby:"))
+        rest = [*rest[:race], rest[score], *rest[lobby:]]  # the scores they see, not the board
+    return "\n".join(first + rest)
