@@ -410,6 +410,10 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
             shown = shown[: max(1, fit_all - 1)]
             if mine is not None and mine not in shown:
                 shown[-1] = mine  # your own place, whatever it is
+            # the ties of the rows shown only (16 players at 80x24 named players not shown)
+            kept = [x.score for x in shown if x.status != "won"]
+            ties = len(kept) != len(set(kept))
+            tie_lines = wrap_cells(_ties_line(shown), width, 3) if ties else []
     for s in shown:
         me = s.id == model.you
         style = "bold yellow" if me else ""

@@ -1777,6 +1777,31 @@ def test_results_say_how_equal_scores_are_placed() -> None:
     assert "Gwendolyn 0:01" in text and "…" not in text
 
 
+def test_a_results_table_cut_to_the_screen_says_the_ties_of_the_rows_shown() -> None:
+    """16 players at 80x24: the table showed its first places, and the tie note under it named
+    the players left out (a trial)."""
+    model = results_model()
+    assert model.last is not None
+    rows = model.last.standings
+    model.last.standings = [
+        rows[2].model_copy(
+            update={"id": 10 + i, "rank": 3 + i, "name": f"P{i:02d}", "score": 10 - i // 2 * 2}
+        )
+        for i in range(14)
+    ]
+    model.last.standings[:0] = rows[:2]
+    text = screens.results(model, 80, height=24).plain
+    assert "more player" in text
+    note = " ".join(line for line in text.splitlines() if "equal scores" in line or ", P" in line)
+    assert "P00" in note and "P01" in note  # a tie shown
+    shown = {word for line in text.splitlines() for word in line.split() if word.startswith("P")}
+    named = {word.strip(",;:") for word in note.split() if word.startswith("P")}
+    assert named and named <= shown
+    assert "P13" not in text
+    # all of it on a tall screen, every tie said
+    assert "P13 " in screens.results(model, 80, height=60).plain
+
+
 def test_one_released_and_back_as_a_watcher_is_told_of_the_next_race() -> None:
     """ "You joined again as a new spectator", and no word of racing again (a trial)."""
     from client.session import released_again
