@@ -171,6 +171,12 @@ class RaceApp(App[None]):
         yield self.status_line
 
     async def on_mount(self) -> None:
+        if not self.current_theme.dark or self.current_theme.ansi:
+            # the board is drawn for a background of its own, dark: $TEXTUAL_THEME light (or the
+            # terminal's own colours) drew the black cards white on light grey (an appearance
+            # trial); a dark theme of one's own is kept
+            self.theme = "textual-dark"
+        self.ansi_theme_dark = render.PALETTE
         self.set_interval(0.2, self.refresh_view)
         self.run_worker(self.setup(), exclusive=True, group="setup")
         self.refresh_view()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rich.terminal_theme import TerminalTheme
 from rich.text import Text
 
 from protocol import cards
@@ -28,6 +29,34 @@ RED = "bold #f03030"
 """Red cards: a red of its own, not the theme's ANSI red (#f4005f, which 16-colour terminals
 showed as magenta): bright red there, 4.6:1 on the dark board and 3.5:1 on the white tiles."""
 BLACK = "bold white"
+PALETTE = TerminalTheme(
+    (12, 12, 12),
+    (217, 217, 217),
+    [
+        (26, 26, 26),
+        (240, 48, 48),  # red: RED's (Textual's #f4005f showed magenta with 16 colours)
+        (152, 224, 36),
+        (240, 192, 0),  # yellow (Textual's orange #fd971f showed bright red with 16 colours)
+        (157, 101, 255),
+        (244, 0, 95),
+        (88, 209, 235),
+        (196, 197, 181),
+    ],
+    [
+        (98, 94, 76),
+        (240, 48, 48),
+        (152, 224, 36),
+        (224, 213, 97),
+        (157, 101, 255),
+        (244, 0, 95),
+        (88, 209, 235),
+        (246, 246, 239),
+    ],
+)
+"""What the named colours of the screens (red, yellow...) are drawn as: Textual's dark ANSI
+theme, but for red and yellow, so that a terminal of 16 colours shows them as red and yellow
+(the wide cards' red was magenta there, and "your row", "waiting" and the countdown bright red,
+like an error: an appearance trial)."""
 BACK = "blue"
 DIM = "grey50"
 SELECTED = "reverse"

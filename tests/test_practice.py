@@ -581,3 +581,32 @@ async def test_a_practice_game_left_stuck_is_saved_as_stuck(
     assert saved is not None and saved.parent == tmp_path / "patience-race" / "practice"
     done = replay(load(saved))
     assert done.stuck and not done.resigned
+
+
+@pytest.mark.parametrize(("chosen", "drawn"), [("textual-light", "textual-dark"), ("nord", "nord")])
+async def test_the_board_is_drawn_on_a_dark_theme_in_colours_16_colour_terminals_keep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chosen: str, drawn: str
+) -> None:
+    """``TEXTUAL_THEME=textual-light`` drew the black cards white on light grey, and with 16
+    colours the wide cards' red came out magenta and yellow bright red (an appearance trial): a
+    light theme gives way to the dark one (a dark one of one's own stays), and the named colours
+    are drawn as ones a 16-colour terminal shows as themselves."""
+    from rich.color import Color, ColorSystem
+    from textual.app import App
+    from textual.filter import ANSIToTruecolor
+
+    from client.render import PALETTE
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    app = PracticeApp(SPIDER1, 1)
+    app.set_reactive(App.theme, chosen)  # as $TEXTUAL_THEME sets it
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: "Stock 50" in board_text(app))
+        assert app.theme == drawn and app.current_theme.dark
+        assert app.ansi_theme is PALETTE
+        truecolor = [f for f in app._filters if isinstance(f, ANSIToTruecolor)]
+        assert truecolor and truecolor[0]._terminal_theme is PALETTE
+    for number, name in enumerate(["red", "green", "yellow", "blue", "magenta", "cyan"], 1):
+        for shade in (PALETTE.ansi_colors[number], PALETTE.ansi_colors[number + 8]):
+            shown = Color.from_triplet(shade).downgrade(ColorSystem.STANDARD).number
+            assert shown in (number, number + 8), (name, shade.hex, shown)
