@@ -418,7 +418,9 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
         me = s.id == model.you
         style = "bold yellow" if me else ""
         t.append(f"{s.rank:>2}. ", style=style)
-        tag = " (bot)" if s.id in bots else ""
+        # (you) in words too: bold yellow alone was the heading's bold without colour (NO_COLOR),
+        # and bright red with 16 colours (an appearance trial)
+        tag = " (bot)" if s.id in bots else " (you)" if me else ""
         t.append(fit(clip(s.name, name_w - len(tag)) + tag, name_w), style=style)
         word = RESULT_WORDS.get(s.status, s.status)
         if s.status == "left" and s.id in idle:

@@ -425,6 +425,9 @@ def test_results_table_has_every_column_and_the_keys() -> None:
     assert bob.split()[:5] == ["1.", "Bob", "won", "1234", "88"]
     assert "1:05" in bob
     assert any("Ann" in line and "resigned" in line and " - " in line for line in lines)
+    # your own row says so in words, not only in colour (NO_COLOR: bold, as the heading)
+    assert any("Ann (you)" in line and "resigned" in line for line in lines)
+    assert not any("Bob (you)" in line for line in lines)
     # one word for it, the race panel's and the results' (gone, disconnected: a trial)
     assert any("Cy" in line and "dropped" in line for line in lines)
     model.progress = [progress(3, "Cy", "disconnected")]
