@@ -28,7 +28,8 @@ from .terminal import program
 from .text import plural, safe
 from .widgets import HelpScreen, escape_and_key
 
-PRACTICE_HELP = """Practice keys  (the rules of each game: docs/rules.md)
+PRACTICE_HELP = (
+    """Practice keys  (the rules of each game: docs/rules.md)
   1-9 0 - =   pick a pile, then the pile to move onto (0 is pile 10,
               - 11, = 12);  ↑ / ↓: more / fewer cards of a Spider run
   f           the picked pile home;  k / a: to its king / ace foundation
@@ -42,11 +43,15 @@ PRACTICE_HELP = """Practice keys  (the rules of each game: docs/rules.md)
               there; click a foundation: home; click the stock: deal;
               click a key on the bottom line (rr redeal, u undo...)
   q q         quit;  ctrl+z  to the shell (fg comes back)
+"""
+    + screens.CARDS_HELP
+    + """
 Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets.
 Hints and undos are counted, and the results and the saved record say
 so. In a race there are no hints, and undo stops at the last card
 turned up, deal or redeal.
 ?  this help: ↑↓ j k space scroll it, any other key goes back."""
+)
 
 
 class PracticeHelp(HelpScreen):

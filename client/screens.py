@@ -636,7 +636,16 @@ def stuck_with_undo(model: RaceModel) -> bool:
     )
 
 
-HELP = """Keys  (the rules of each game: docs/rules.md)
+CARDS_HELP = """Cards: rank (A 2-9 T J Q K) then suit (C S H D): TC is the ten of clubs
+  (hearts and diamonds red). ▒5: five cards face down; __: an empty
+  pile; +3: the pile's three oldest face-up cards not shown; …3: three
+  cards of a run folded (its first and last shown); a picked run is
+  drawn reversed."""
+"""How a card and a pile are drawn (the race's help and practice's): colour tells red from black
+only, and the marks were nowhere said (an appearance trial)."""
+
+HELP = (
+    """Keys  (the rules of each game: docs/rules.md)
 Race: pick a pile with its key, then the target pile
   1-9 0 - =   piles 1 to 12 (0 is pile 10, - 11, = 12)
   ↑ / ↓       Spider: more / fewer cards of the picked run
@@ -657,10 +666,13 @@ Race: pick a pile with its key, then the target pile
   ctrl+z      to the shell; fg comes back (a race goes on meanwhile:
               your seat waits as for a dropped connection; not in play,
               whose server would stop with it)
+"""
+    + CARDS_HELP
+    + """
 Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets.
 St. Helena, Louis: kings above the aces in the middle; every pile's top
-card lies next to them (a small screen: one row a pile, top card on the
-right). A redeal gathers piles 12..1, deals from pile 1.
+card lies next to them, underlined (a small screen: one row a pile, top
+card on the right). A redeal gathers piles 12..1, deals from pile 1.
 Lobby: r ready / not ready (n: ready);  the host: s ready and start,
   g game, o/v options, m mode, t time, u undo, +/- seats, p private,
   w winnable, k remove someone (a change stops a countdown).
@@ -673,6 +685,7 @@ Watching: everyone's progress live (the boards stay private);
   lobby, r takes a free seat to race;
   q leave (q q during a race)
 ?  this help: ↑↓ j k space scroll it, any other key goes back."""
+)
 
 
 def help_text(phase: str, undo: bool = True) -> str:

@@ -695,6 +695,12 @@ def test_footer_keys_match_each_screen() -> None:
         assert text.splitlines()[1].startswith(first), phase
         if phase != "watching":
             assert sorted(text.splitlines()) == sorted(screens.HELP.splitlines())
+    # how a card and a pile are drawn, in the race's help and practice's (an appearance trial)
+    from client.practice_app import PRACTICE_HELP
+
+    for text in (screens.HELP, PRACTICE_HELP):
+        for mark in ("TC is the ten of clubs", "▒5", "__", "+3", "…3", "reversed"):
+            assert mark in text, mark
     # a watcher has no board: no race keys in its help, its own and the rest all there
     watching = screens.help_text("watching").splitlines()
     assert not any(line.startswith(("Race:", "  d ", "  x x", "St. Helena")) for line in watching)
