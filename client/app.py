@@ -382,19 +382,28 @@ class RaceApp(App[None]):
             self.lost_at = None
         elif self.lost_at is None:
             self.lost_at = time.monotonic()
-        self.top.update(
-            screens.header(m, self.auto_home, self.lost_at, self.size.width, reconnecting)
-        )
-        main = self.main_view
-        status_h = self.draw_status(screens.footer_keys(m), reconnecting)
-        height = max(8, self.size.height - 1 - status_h if self.size.height else 18)
-        self.grid = None
         small = self.too_small()
-        side = self.side
         # (a spectator has no board: everyone's progress is in the main area instead)
         # (from the race's first drawing, before the first progress: the board is laid out
         # once, beside it)
-        side_shown = m.phase == "racing" and not m.holding and m.state is not None and not small
+        board_shown = m.phase == "racing" and not m.holding and m.state is not None and not small
+        # narrower than the panel and the board need (a large font): the board takes the width
+        # and the places are a line under the header (nothing below 80x24 was drawn: a trial)
+        side_shown = board_shown and self.size.width >= render.PANEL_MIN_WIDTH
+        places = board_shown and not side_shown
+        header = screens.header(m, self.auto_home, self.lost_at, self.size.width, reconnecting)
+        if places:
+            header.append("\n ")
+            header.append_text(render.standings_line(m, max(20, self.size.width - 3)))
+        top_h = 2 if places else 1
+        if self.top.styles.height is None or self.top.styles.height.value != top_h:
+            self.top.styles.height = top_h
+        self.top.update(header)
+        main = self.main_view
+        status_h = self.draw_status(screens.footer_keys(m), reconnecting)
+        height = max(8, self.size.height - top_h - status_h if self.size.height else 18)
+        self.grid = None
+        side = self.side
         side_w = 40 if self.size.width >= 120 else 32
         # the main area's width as this drawing makes it, not as the last layout left it: at
         # "Go!" the board was laid out for the countdown's whole width (the panel not shown
@@ -419,11 +428,11 @@ class RaceApp(App[None]):
         elif m.holding:
             main.update(screens.results(m, width, self.join_hint, height))
         elif m.phase == "lobby":
-            main.update(screens.lobby(m, join_hint=self.join_hint, width=width))
+            main.update(screens.lobby(m, join_hint=self.join_hint, width=width, height=height))
         elif m.phase == "countdown":
             main.update(screens.countdown(m, width, height))
         elif m.phase == "racing":
-            m.screen = (self.size.width, self.size.height)
+            m.screen = (self.size.width, self.size.height - (top_h - 1))
             self.grid = render.board_grid(m, self.keys, height, width)
             main.update(self.grid.text())
         elif m.phase == "results":
@@ -442,6 +451,7 @@ class RaceApp(App[None]):
     def draw_status(self, keys: str, reconnecting: bool) -> int:
         """The status line: the last message (two lines when it needs them, the board giving
         one up meanwhile) and the keys; its height."""
+        keys = screens.fit_keys(keys, max(20, self.size.width - 2))
         self.footer_shown = "" if reconnecting else keys
         self.status_line.keys_line = self.footer_shown
         text = screens.status_line(self.model, keys, reconnecting, max(20, self.size.width - 2))

@@ -146,10 +146,12 @@ class Grid:
 
 # -- boards ---------------------------------------------------------------------------------
 
-MIN_WIDTH, MIN_HEIGHT = 80, 24
-"""The smallest terminal every game's board is drawn whole in (with the race panel): below it
-the board is not drawn at all (a board cut or wrapped shows cards where they are not, and a
-click would pick another card than the one under the mouse)."""
+MIN_WIDTH, MIN_HEIGHT = 60, 20
+"""The smallest terminal every game's board is drawn whole in (below :data:`PANEL_MIN_WIDTH`,
+without the race panel: the places are one line): below it the board is not drawn at all (a
+board cut or wrapped shows cards where they are not, and a click would pick another card than
+the one under the mouse).  80x24 drew nothing smaller, lobby and results too (a large-font
+trial)."""
 
 
 def board(model: RaceModel, keys: Keys, height: int = 18, width: int = 46) -> Text:
@@ -687,6 +689,57 @@ def opponents(model: RaceModel, width: int = 30, height: int = 0) -> Text:
             t.append(detail[:width] + "\n", style=DIM)
     if hidden:
         t.append(f" +{hidden} more\n", style=DIM)
+    return t
+
+
+PANEL_MIN_WIDTH = 80
+"""The narrowest screen the race panel is drawn beside the board on; below it, the board takes
+the width and the places are one line above it (:func:`standings_line`)."""
+
+
+def standings_line(model: RaceModel, width: int) -> Text:
+    """The race panel in one line, for a screen too narrow for the panel (below
+    :data:`PANEL_MIN_WIDTH`): every place that fits, ``1 Bob 340 won  2 Ann (you) 120``, and
+    yours whatever it is."""
+    t = Text(no_wrap=True, overflow="ellipsis")
+    if not model.progress:
+        return t
+    mode = model.room.settings.mode if model.room else "first"
+    order = sorted(
+        model.progress,
+        key=lambda p: place_key(mode, p.status, p.finish_ms, p.score, p.score_ms, p.id),
+    )
+    words = {"won": " won", "resigned": " resigned", "stuck": " stuck", "disconnected": " dropped"}
+
+    def entry(place: int, p: Progress) -> Text:
+        me = p.id == model.you
+        e = Text(f"{place} ", style="bold" if me else DIM)
+        e.append(clip(p.name, 12) + (" (you)" if me else ""), style="bold" if me else "")
+        e.append(f" {p.score}", style="green")
+        status = words.get(p.status, "")
+        if not p.connected and p.status == "playing":
+            status = " away"
+        elif p.status == "left":
+            status = " idle" if p.connected else " left"
+        e.append(status, style=DIM)
+        return e
+
+    entries = [(p.id == model.you, entry(i + 1, p)) for i, p in enumerate(order)]
+    mine = next((e for me, e in entries if me), None)
+    shown_mine = mine is None
+    for me, e in entries:
+        # room is kept for your own place after a " … " while it is not shown yet
+        reserve = 0 if shown_mine or me else mine.cell_len + 3 if mine is not None else 0
+        if t.cell_len + (2 if t.cell_len else 0) + e.cell_len + reserve > width:
+            break
+        if t.cell_len:
+            t.append("  ")
+        t.append_text(e)
+        shown_mine = shown_mine or me
+    if not shown_mine and mine is not None:
+        t.append(" … " if t.cell_len else "")
+        t.append_text(mine)
+    t.truncate(width, overflow="ellipsis")
     return t
 
 

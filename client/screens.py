@@ -6,6 +6,7 @@ As there, nothing here is markup: names and server messages are other people's t
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 
@@ -103,6 +104,20 @@ def _header(
     return t
 
 
+def fit_keys(keys: str, width: int) -> str:
+    """A keys line in ``width`` cells: its items (two spaces or more apart) closer, then the
+    last but help left out, one by one, as the help lists them all (at 60 columns the line was
+    cut, help and all: a large-font trial).  The first item and the help stay."""
+    if cell_len(keys) <= width:
+        return keys
+    items = re.split(r" {2,}", keys.strip())
+    line = "  ".join(items)
+    while len(items) > 2 and cell_len(line) > width:
+        del items[-2]
+        line = "  ".join(items)
+    return line
+
+
 def footer_keys(model: RaceModel) -> str:
     """The keys that do something on the screen shown now."""
     if model.holding:
@@ -159,9 +174,27 @@ def watching_line(names: list[str], width: int) -> str:
 
 
 def lobby(
-    model: RaceModel, now: float | None = None, join_hint: str | None = None, width: int = 78
+    model: RaceModel,
+    now: float | None = None,
+    join_hint: str | None = None,
+    width: int = 78,
+    height: int | None = None,
+) -> Text:
+    """The room: how others join, the settings, the players, what to press.  Taller than
+    ``height`` (a large font), without its blank lines and the keys the keys line says too, the
+    players in two columns from 9 on, as narrow as the screen (at 60x20 the host's keys fell
+    off the bottom: a large-font trial)."""
+    t = _lobby(model, now, join_hint, width, False)
+    if height is not None and _drawn_lines(t, width) > height:
+        t = _lobby(model, now, join_hint, width, True)
+    return t
+
+
+def _lobby(
+    model: RaceModel, now: float | None, join_hint: str | None, width: int, compact: bool
 ) -> Text:
     t = Text()
+    gap = "" if compact else "\n"
     room = model.room
     if room is None:
         return Text("Connecting...")
@@ -177,7 +210,7 @@ def lobby(
         # first line pasted ran "join CODE --server" without one (a terminals trial)
         t.append("\n  ")
     t.append_text(plain(hint, "cyan"))
-    t.append("\n\n")
+    t.append("\n" + gap)
     t.append("Game: ")
     t.append_text(plain(s.title))
     t.append("\n")
@@ -199,7 +232,7 @@ def lobby(
             "This deal can be found from its first cards: race people you trust.\n",
             style="yellow",
         )
-    t.append("\n")
+    t.append(gap)
     players = [m for m in room.members if m.role == "player"]
     # up to 8 players a line each; more (rooms of up to 16 seats) in two columns, so that the
     # lobby stays whole at 80x24
@@ -210,19 +243,26 @@ def lobby(
         cell = Text("  ")
         cell.append_text(mark)
         cell.append("  ")
-        name = clip(m.name, 14) if two else m.name
-        cell.append_text(plain(name, "bold" if m.id == model.you else ""))
         tags = [("bot", DIM)] if m.bot else []
         tags += [("host", DIM)] if m.host else []
         tags += [("away", "red")] if not m.connected else []
+        # two columns as wide as half a narrow screen (a large font): the name takes what the
+        # tags leave of it
+        room_for = 14 if width >= 76 else max(6, min(width // 2, 38) - 12 - 6 * len(tags))
+        name = clip(m.name, room_for) if two else m.name
+        cell.append_text(plain(name, "bold" if m.id == model.you else ""))
         for tag, style in tags:
             cell.append(f" ({tag})" if two else f"  ({tag})", style=style)
         cells.append(cell)
     if two:
         half = (len(cells) + 1) // 2
+        column = min(38, width // 2)
         for left, right in zip(cells[:half], [*cells[half:], Text()], strict=False):
+            if width < 76:  # (a large font: each column as wide as half the screen)
+                left.truncate(column - 1, overflow="ellipsis")
+                right.truncate(width - column, overflow="ellipsis")
             t.append_text(left)
-            t.append(" " * max(1, 38 - drawn_cells(left.plain)))
+            t.append(" " * max(1, column - drawn_cells(left.plain)))
             t.append_text(right)
             t.append("\n")
     else:
@@ -234,10 +274,10 @@ def lobby(
         t.append(f"  ·        {plural(free, 'free seat')}\n", style=DIM)
     watchers = [m.name for m in room.members if m.role == "spectator"]
     if watchers:
-        t.append("\nWatching: ", style="magenta")
+        t.append(gap + "Watching: ", style="magenta")
         t.append(watching_line(watchers, width - len("Watching: ")), style="magenta")
         t.append("\n")
-    t.append("\n")
+    t.append(gap)
     if model.phase == "countdown":
         if model.countdown_end is None:
             t.append("Waiting for the players to be back after a restart\n", style="bold yellow")
@@ -251,6 +291,8 @@ def lobby(
         if me is not None and not me.ready and others and all(m.ready for m in others):
             # (the race waited on them, and nothing on their screen said so: club-night trial)
             t.append("Everyone else is ready: press r to start the race.\n", style="bold yellow")
+        if compact:
+            return t  # (the keys line says them)
         t.append("r: ready / not ready", style="bold")
         if model.is_host():
             t.append("   s: ready and start\n")
@@ -369,10 +411,22 @@ def results(
     table = _results_table(model, width, None)
     tail = _results_tail(model, join_hint)
     if height is not None:
-        room = height - len(tail.plain.splitlines())
+        room = height - _drawn_lines(tail, width)
+        last = model.last
+        players = len(last.standings if last is not None else (model.standings or []))
+        if room < 5 + min(players, 3):
+            # a short screen: the record's whereabouts give way to three places at least (at
+            # 60x20 the join command was cut off the bottom: a large-font trial)
+            tail = _results_tail(model, join_hint, brief=True)
+            room = height - _drawn_lines(tail, width)
         table = _results_table(model, width, room)
     table.append_text(tail)
     return table
+
+
+def _drawn_lines(text: Text, width: int) -> int:
+    """The lines ``text`` takes on a screen ``width`` cells wide (long lines wrap)."""
+    return sum(max(1, -(-cell_len(line) // max(1, width))) for line in text.plain.splitlines())
 
 
 def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
@@ -387,8 +441,17 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
     standings = last.standings if last is not None else (model.standings or [])
     spider = last is not None and last.game == SPIDER
     undo = last.undo if last is not None else model.undo_allowed
-    name_w = max(6, min(24, width - 52 + (0 if undo else 6)))
-    head = f"{'#':>2}  {'name':<{name_w}} {'result':<12} {'score':>6}"
+    name_w = max(6, min(24, width - 52 + (0 if undo else 6) + (0 if spider else 6)))
+    result_w = 12
+    # narrow (a large font): the result's column as wide as its words, then aisleriot's score
+    # and the undos give way to the names (60 columns left them "… (bo…": a large-font trial)
+    if name_w < 12:
+        result_w, name_w = 8, name_w + 4
+    if spider and name_w < 12:
+        spider, name_w = False, name_w + 6
+    if undo and name_w < 12:
+        undo, name_w = False, name_w + 6
+    head = f"{'#':>2}  {'name':<{name_w}} {'result':<{result_w}} {'score':>6}"
     head += f" {'aisl.':>5}" if spider else ""
     head += f" {'time':>6} {'moves':>5}" + (f" {'undos':>5}" if undo else "") + "\n"
     t.append(head, style="bold " + DIM)
@@ -421,13 +484,15 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
         # (you) in words too: bold yellow alone was the heading's bold without colour (NO_COLOR),
         # and bright red with 16 colours (an appearance trial)
         tag = " (bot)" if s.id in bots else " (you)" if me else ""
+        if name_w - len(tag) < 4:
+            tag = ""  # the name first
         t.append(fit(clip(s.name, name_w - len(tag)) + tag, name_w), style=style)
         word = RESULT_WORDS.get(s.status, s.status)
         if s.status == "left" and s.id in idle:
             word = "idle"  # out of the race for making no move, not gone
         if s.status in ("playing", "waiting"):
             word = "time up"  # the race is over: still playing when the time ran out
-        row = f" {word:<12} {s.score:>6}"
+        row = f" {word:<{result_w}} {s.score:>6}"
         if spider:
             row += f" {s.score2:>5}" if s.score2 is not None else f" {'':>5}"
         time_ = clock(s.finish_ms) if s.finish_ms is not None else "-"
@@ -467,9 +532,9 @@ def _ties_line(standings: list[Standing]) -> str:
     return f"equal scores: placed by who reached it first{then}: " + "; ".join(said)
 
 
-def _results_tail(model: RaceModel, join_hint: str | None) -> Text:
+def _results_tail(model: RaceModel, join_hint: str | None, brief: bool = False) -> Text:
     """What follows the table: the deal check, the race's record, who asked for a rematch,
-    where the room is now, the keys."""
+    where the room is now, the keys (``brief``: not where to replay the deal or the record)."""
     last = model.last
     standings = last.standings if last is not None else (model.standings or [])
     t = Text("\n")
@@ -497,9 +562,10 @@ def _results_tail(model: RaceModel, join_hint: str | None) -> Text:
         if reveal.game == SPIDER and reveal.numbering == "xpat2" and suits != 4:
             # (xpat2 deals 4 suits only: its game is this one's layout, not recoloured: a trial)
             differs = f" (its 4-suit game: the same layout, here recoloured to {suits})"
-        t.append(f"Replay it in {where} as game #{reveal.number}{differs}.\n", style=DIM)
+        if not brief:
+            t.append(f"Replay it in {where} as game #{reveal.number}{differs}.\n", style=DIM)
     race_id = last.race_id if last is not None else model.race_id
-    if race_id:
+    if race_id and not brief:
         at = last.record_at if last is not None else None
         if at is not None and last is not None and last.record_saved:
             t.append(f"Race {race_id}, every board and move, saved in ", style=DIM)

@@ -544,28 +544,35 @@ def board_of(app: RaceApp) -> str:
 
 
 async def test_a_lobby_too_small_does_not_speak_of_the_race() -> None:
-    """60x20 in the lobby said "the race needs at least 80x24" (a trial)."""
+    """A lobby too small said "the race needs at least..." (a trial)."""
     async with running_server() as server:
         app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1_DEAL1))
-        async with app.run_test(size=(60, 20)) as pilot:
+        async with app.run_test(size=(50, 16)) as pilot:
             await wait_until(pilot, lambda: app.model.room is not None)
             await pilot.pause(0.1)
-            assert board_of(app) == (
-                "This terminal is 60x20: this screen needs at least 80x24. "
+            assert board_of(app).replace("\n", " ") == (
+                "This terminal is 50x16: this screen needs at least 60x20. "
                 "Make it bigger; you are still in the room."
             )
+            # 60x20 (a large font) has the lobby, whole, its keys line with help in it
+            await pilot.resize_terminal(60, 20)
+            await pilot.pause(0.3)
+            assert "Ann" in board_of(app) and "Seats" in board_of(app)
+            assert app.footer_shown.endswith("?: help") and len(app.footer_shown) <= 58
 
 
 async def test_a_terminal_too_small_says_so_and_the_keys_still_work() -> None:
-    """60x20: the board says the race needs 80x24 (it drew piles 8-0 on extra lines under 1-3,
-    and clicks picked other cards than the one under the mouse); keys still play; made bigger,
-    the board comes back whole, its lines cropped, never wrapped."""
+    """50x16: the board says the race needs 60x20 (it drew piles 8-0 on extra lines under 1-3,
+    and clicks picked other cards than the one under the mouse); keys still play.  At 60x20 (a
+    large font: nothing below 80x24 was drawn, a trial) the board takes the width, the places
+    are a line under the header, the keys line keeps help, and a click plays the card under
+    the mouse; at 80x24 the race panel is back beside the board."""
     async with running_server() as server:
         app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1_DEAL1))
-        async with app.run_test(size=(60, 20)) as pilot:
+        async with app.run_test(size=(50, 16)) as pilot:
             bob = await start_with_bob(app, pilot, server.url)
-            assert board_of(app) == (
-                "This terminal is 60x20: the race needs at least 80x24. "
+            assert board_of(app).replace("\n", " ") == (
+                "This terminal is 50x16: the race needs at least 60x20. "
                 "Make it bigger; the race goes on."
             )
             assert app.grid is None and not app.side.display
@@ -574,31 +581,45 @@ async def test_a_terminal_too_small_says_so_and_the_keys_still_work() -> None:
             assert state is not None and state.moves == 0 and app.keys.source is None
             await pilot.press("d")
             await wait_until(pilot, lambda: len(state.stock) == 40)
-            await pilot.resize_terminal(40, 12)
-            await pilot.pause(0.3)
-            assert "This terminal is 40x12" in board_of(app).replace("\n", " ")
-            await pilot.resize_terminal(80, 24)
+            await pilot.resize_terminal(60, 20)
             await pilot.pause(0.3)
             board = app.query_one("#board", Static)
+            assert "Stock 40 (4 deals)" in board_of(app) and not app.side.display
+            assert board.has_class("grid") and app.grid is not None
+            top = text_of(app, "#top").splitlines()
+            assert len(top) == 2 and "1 " in top[1] and "Ann (you)" in top[1] and "Bob" in top[1]
+            assert app.footer_shown.startswith("1-0 pick") and app.footer_shown.endswith("? help")
+            assert len(app.footer_shown) <= 58
+            # a click on a card picks its pile, as at any size
+            await pilot.click("#board", offset=click_offset(app, ("pile", 2)))
+            await wait_until(pilot, lambda: app.keys.source == 2)
+            await pilot.press("escape")
+            await pilot.resize_terminal(80, 24)
+            await pilot.pause(0.3)
             assert "Stock 40 (4 deals)" in board_of(app) and app.side.display
+            assert len(text_of(app, "#top").splitlines()) == 1
             assert board.has_class("grid")  # (cropped, not wrapped: text-wrap: nowrap)
             assert board.styles.text_wrap == "nowrap"
             await bob.close()
 
 
 async def test_practice_says_when_the_terminal_is_too_small() -> None:
-    """Practice's St. Helena at 60x20 says it needs 80x24 (it wrapped and cut piles 7-12)."""
+    """Practice's St. Helena too small says what it needs (it wrapped and cut piles 7-12); at
+    60x20 it is drawn whole, one row a pile."""
     from client.practice_app import PracticeApp
     from protocol.config import GameConfig
 
     app = PracticeApp(GameConfig("st-helena", {}), 3)
-    async with app.run_test(size=(60, 20)) as pilot:
+    async with app.run_test(size=(50, 16)) as pilot:
         await pilot.pause(0.2)
-        assert board_of(app).startswith("This terminal is 60x20: practice needs at least 80x24")
+        assert board_of(app).startswith("This terminal is 50x16: practice needs at least 60x20")
         assert app.grid is None
-        await pilot.resize_terminal(80, 24)
+        await pilot.resize_terminal(60, 20)
         await pilot.pause(0.3)
+        lines = board_of(app).splitlines()
         assert "kings" in board_of(app) and app.grid is not None
+        for key in "1234567890-=":  # every pile, on a row of its own
+            assert any(line.startswith(f" {key} ") for line in lines), key
 
 
 async def test_the_help_fits_a_narrow_terminal_and_scrolls() -> None:

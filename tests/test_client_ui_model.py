@@ -1472,9 +1472,9 @@ def test_a_long_title_is_shortened_before_the_racing_header_is_cut() -> None:
 
 
 def test_the_board_says_when_the_terminal_is_too_small() -> None:
-    text = screens.too_small(60, 20).plain
+    text = screens.too_small(50, 16).plain
     assert text == (
-        "This terminal is 60x20: the race needs at least 80x24. Make it bigger; the race goes on."
+        "This terminal is 50x16: the race needs at least 60x20. Make it bigger; the race goes on."
     )
 
 
@@ -1977,3 +1977,66 @@ def test_things_said_at_once_are_sentences() -> None:
     said = room_changes(gone, after, you=2)
     assert said[0].startswith("Ann did not come back in time: their seat was released. You are")
     assert said[0].count(":") == 2
+
+
+def test_a_narrow_screen_has_the_places_on_one_line_and_keys_that_fit() -> None:
+    """Below 80 columns (a large font) the race panel gives way to one line of places, yours
+    always in it; a keys line too long keeps its first item and help (it was cut, help and
+    all: a large-font trial)."""
+    model = RaceModel(name="Ann", you=1, phase="racing")
+    rows = [("Ann", 120, "playing"), ("Bob", 340, "won"), ("Cyrilla Montgomery", 12, "resigned")]
+    rows += [("Dee", 200, "playing"), ("Eve", 5, "playing"), ("Fay", 1, "playing")]
+    model.progress = [
+        progress(i, n, score=score, status=st) for i, (n, score, st) in enumerate(rows, 1)
+    ]
+    line = render.standings_line(model, 58).plain
+    assert line.startswith("1 Bob 340 won  2 Dee 200  3 Ann (you) 120")
+    assert cell_len(line) <= 58
+    model.you = 6  # last: shown after the leaders that fit
+    line = render.standings_line(model, 40).plain
+    assert line.startswith("1 Bob 340 won") and line.endswith("6 Fay (you) 1")
+    assert cell_len(line) <= 40
+    keys = "1-0 pick  ↑↓ more/fewer  f home  d deal  u undo  xx resign  qq quit  ? help"
+    assert screens.fit_keys(keys, 80) == keys
+    short = screens.fit_keys(keys, 58)
+    assert short.startswith("1-0 pick  ↑↓ more/fewer") and short.endswith("  ? help")
+    assert cell_len(short) <= 58 and "qq quit" not in short
+
+
+def test_results_on_a_narrow_screen_keep_the_names_and_the_join_command() -> None:
+    """At 60x20 the names were "… (bo…" and the join command fell off the bottom (a large-font
+    trial): the result column narrows, aisleriot's score goes, and the record's whereabouts
+    give way to the places."""
+    model = results_model()
+    assert model.last is not None
+    model.last.record_at, model.last.record_saved = "/home/ann/.local/state/x/r.json", True
+    model.last.race_id = "bc910bcce1b7"
+    hint = "patience-race join K7QM-X2PF --server ws://192.168.1.20:8765"
+    text = screens.results(model, 58, hint, 15).plain
+    lines = text.splitlines()
+    assert any(line.split()[:4] == ["2.", "Ann", "(you)", "resigned"] for line in lines)
+    assert "aisl." not in text and "undos" in text
+    assert "ws://192.168.1.20:8765" in text and "n: rematch" in text
+    assert screens._drawn_lines(Text(text), 58) <= 15 and "r.json" not in text
+    wide = screens.results(model, 78, hint, 22).plain
+    assert "aisl." in wide and "r.json" in wide  # wide: everything, as before
+
+
+def test_a_full_lobby_fits_a_large_font_screen() -> None:
+    """At 60x20 the host's keys fell off the bottom of a lobby of 3 (a large-font trial): a
+    lobby taller than the screen leaves out its blank lines and the keys the keys line has,
+    and 16 players go in two columns as wide as half the screen."""
+    model = RaceModel(name="Ann", you=1, phase="lobby")
+    members = [member(1, "Ann", host=True)]
+    members += [member(i, f"Bot {i} with a long name", bot=True, ready=True) for i in range(2, 17)]
+    model.room = room(members)
+    model.room.settings.seats = 16
+    hint = "patience-race join K7QM-X2PF --server ws://192.168.1.20:8765"
+    full = screens.lobby(model, join_hint=hint, width=78)
+    assert "g game" in full.plain  # room enough: as it was
+    small = screens.lobby(model, join_hint=hint, width=58, height=17)  # 60x20's
+    assert screens._drawn_lines(small, 58) <= 17
+    lines = [line for line in small.plain.splitlines() if "join" not in line]  # (it wraps)
+    assert all(cell_len(line) <= 58 for line in lines)
+    assert "Ann" in small.plain and "Bot 16" in small.plain and "ws://192.168.1.20" in small.plain
+    assert "Everyone else is ready" in small.plain and "g game" not in small.plain
