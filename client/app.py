@@ -35,6 +35,7 @@ from .net import Disconnected, ServerError
 from .safe import clean
 from .saved_races import record_url, save_race
 from .session import SeatInUse, Session
+from .terminal import program
 from .text import safe
 from .widgets import Board, HelpScreen, StatusBar, escape_and_key
 
@@ -356,7 +357,9 @@ class RaceApp(App[None]):
             else:
                 log.warning("race %s not kept: %s", last.race_id, exc)
         else:
-            if say:
+            # said as well once the room is gone (its server may be too: play's, whose player
+            # quit, and the results pointed to it: a records trial)
+            if say or self.model.phase in ("kicked", "gone"):
                 last.record_at, last.record_saved = str(path), True
         self.refresh_view()
 
@@ -997,9 +1000,31 @@ class RaceApp(App[None]):
             await self.server.close_rooms(
                 f"{self.model.name} quit patience-race play, whose server this was"
             )
+            self._keep_stopped_race(self.server)
             if self.server.store is not None:
                 self.server.store.close()
             self.server = None
+
+    def _keep_stopped_race(self, server: RaceServer) -> None:
+        """The race this ``play`` quit, stopped as its server closed, kept in a file as every
+        race ``play`` finishes is (``patience-race races`` had none: a records trial), and said
+        on the terminal."""
+        race_id = self.model.race_id
+        if not race_id or race_id in self.records_kept or self.model.role != "player":
+            return
+        record = server.hub.finished.get(race_id)
+        if record is None and server.store is not None:
+            record = server.store.race_record(race_id)
+        if record is None:
+            return
+        self.records_kept.add(race_id)
+        try:
+            path = save_race(record, None, race_id)
+        except (OSError, ValueError) as exc:
+            log.warning("race %s not kept: %s", race_id, exc)
+            return
+        kept = f"The race you left is kept in {clean(str(path))} ({program()} races lists it)."
+        self.farewell = f"{self.farewell}\n{kept}" if self.farewell else kept
 
     async def on_unmount(self) -> None:
         await self.shutdown()

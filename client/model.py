@@ -63,6 +63,8 @@ class LastResults:
     """``record_at`` is a file on this computer."""
     undo: bool = True
     """The race allowed undo (without it the table has no undos column: all would be 0)."""
+    stopped: bool = False
+    """The race was stopped (its room closed): whoever was still playing is not "idle"."""
 
 
 BACK_WINDOW_S = 15.0
@@ -372,6 +374,8 @@ class RaceModel:
         self.reveal = e.reveal
         self._verify()
         self._hold_results()
+        if self.last is not None:
+            self.last.stopped = e.reason == "aborted"
         why = {"time_up": "time is up", "all_done": "everyone has finished"}.get(
             e.reason, "the race was stopped"
         )

@@ -457,6 +457,7 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
     t.append(head, style="bold " + DIM)
     bots = model.bots
     idle = {p.id for p in model.progress if p.status == "left" and p.connected}
+    stopped = last is not None and last.stopped
     shown = list(standings)
     scores = [s.score for s in standings if s.status != "won"]
     ties = len(scores) != len(set(scores))
@@ -491,7 +492,9 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
         if s.status == "left" and s.id in idle:
             word = "idle"  # out of the race for making no move, not gone
         if s.status in ("playing", "waiting"):
-            word = "time up"  # the race is over: still playing when the time ran out
+            # the race is over: still playing when the time ran out, or when its room closed
+            # (its host quit play: "idle", who had just moved, a records trial)
+            word = "stopped" if stopped else "time up"
         row = f" {word:<{result_w}} {s.score:>6}"
         if spider:
             row += f" {s.score2:>5}" if s.score2 is not None else f" {'':>5}"
@@ -580,7 +583,7 @@ def _results_tail(model: RaceModel, join_hint: str | None, brief: bool = False) 
                 f"Race {race_id}: every board and move is public (GET /races/{race_id}).\n",
                 style=DIM,
             )
-    if join_hint:
+    if join_hint and model.phase not in ("kicked", "gone"):  # (no next race: the room is gone)
         t.append("others join the next race with:\n  ", style=DIM)
         t.append_text(plain(join_hint, "cyan"))
         t.append("\n")
@@ -665,7 +668,9 @@ def status_line(
     """The last thing that happened, then the keys.  With ``width``, a message longer than the
     line takes two (cut after that): the app makes room for them, so the keys stay on screen."""
     t = Text(no_wrap=True, overflow="ellipsis")
-    if model.phase not in ("kicked", "gone"):  # there the board says it, once
+    if model.phase not in ("kicked", "gone") or model.holding:
+        # (there the board says it, once; but for results kept on screen: the room closed under
+        # them, and nothing said so: a records trial)
         message = " ".join(model.status.split())
         if stuck_with_undo(model):
             # stays said whatever happens meanwhile (another's resign wrote over it, and the

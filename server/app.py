@@ -71,6 +71,11 @@ _REFUSED_CLOSES = {CLOSE_BAD_INPUT: "bad_input", CLOSE_FLOOD: "flooding"}
 """Closes that say a client misbehaved: logged as ``refused`` with its address."""
 
 
+CLOSE_LINGER_S = 1.5
+"""How long :meth:`RaceServer.close_rooms` waits, at most, for those it told the rooms closed to
+fetch the records of the races it stopped before the server goes."""
+
+
 class Pipe:
     """A connection's output that the network has not taken yet, beyond its socket's buffer.
 
@@ -300,6 +305,13 @@ class RaceServer:
         come back: the one inside ``patience-race play``, whose player quit)."""
         self._deliver(self.hub.close_all(time.monotonic(), why))
         self._flush()
+        # whoever is still connected (a friend who joined play's room) fetches the record of
+        # the race it stopped, to keep it: this server will not be there to ask (a records
+        # trial); a moment for it, less once they have all gone
+        loop = asyncio.get_running_loop()
+        until = loop.time() + CLOSE_LINGER_S
+        while self.sockets and loop.time() < until:
+            await asyncio.sleep(0.05)
         await self.stop()
 
     async def drain(self, retry_ms: int = 5000) -> None:

@@ -787,9 +787,9 @@ class Hub(Upkeep, HostCommands):
     def _close_room(self, room: Room, now: float, out: Outbox, why: str = "") -> None:
         self._give_back_deal(room)  # (a countdown's: its race never began)
         if room.race is not None and room.state == "racing":
-            for sid in room.race.seats:
-                room.race.drop(sid, "left", now)
-            self._check_end(room, now, out)
+            # stopped as it stands, its players still racing "playing" (docs/protocol.md): it
+            # was "everyone has finished", each dropped as "left", shown "idle" (a records trial)
+            self._check_end(room, now, out, "aborted")
         self._rooms_listed = (-1.0, [])  # and a room gone is gone from the list at once
         if self.rooms.pop(room.code, None) is None:
             return

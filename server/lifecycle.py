@@ -517,11 +517,14 @@ class RaceLifecycle:
             )
         self._send_progress(room, now, out)
 
-    def _check_end(self, room: Room, now: float, out: Outbox) -> None:
+    def _check_end(
+        self, room: Room, now: float, out: Outbox, stopped: EndReason | None = None
+    ) -> None:
+        """End the race if it is over (``stopped``: it is, for that reason: its room closed)."""
         race = room.race
         if race is None or room.state != "racing":
             return
-        reason = race.check_end(now)
+        reason = stopped or race.check_end(now)
         if reason is None:
             return
         race.end(now, reason)

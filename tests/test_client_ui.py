@@ -193,6 +193,42 @@ async def test_a_closed_room_says_why_after_the_connection_goes() -> None:
         await ann.close()
 
 
+async def test_a_race_stopped_by_its_room_closing_keeps_its_results_and_its_record() -> None:
+    """The host quit play mid-race: the friend who joined read "idle" beside their own name (they
+    had just moved), no word of why on the results, a join command and a record's URL on a
+    server gone, and no record kept (a records trial)."""
+    from client.saved_races import races_dir
+
+    async with running_server() as server:
+        ann = Connection(server.url)
+        await ann.open()
+        joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=SPIDER1))
+        assert isinstance(joined, Joined)
+        app = RaceApp(Plan(action="join", name="Bob", url=server.url, code=joined.room.code))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.phase == "lobby")
+            await ann.request(Ready(seq=0))
+            await pilot.press("r")
+            await wait_until(pilot, lambda: app.model.phase == "racing")
+            await pilot.press("d")
+            await wait_until(pilot, lambda: app.model.state is not None and app.model.state.moves)
+            await server.close_rooms("Ann quit patience-race play, whose server this was")
+            last = app.model.last
+            await wait_until(pilot, lambda: last is not None and last.record_saved, timeout=10)
+            await pilot.pause(0.3)
+            assert last is not None and app.model.holding and app.model.phase == "kicked"
+            board = " ".join(text_of(app, "#board").split())
+            assert "Bob (you) stopped" in board and "idle" not in board
+            assert "others join the next race" not in board
+            saved = races_dir() / f"{last.race_id}.json"
+            assert saved.exists() and f"saved in {saved}" in board
+            assert "closed: Ann quit patience-race play" in status_of(app)
+        await ann.close()
+    from client.cli import main as client_main
+
+    assert client_main(["replay", str(saved)]) == 0  # the record checks out as it stands
+
+
 HOSTILE = ["[/]x", "[@click=app.quit]Bob[/]", "[link=http://x]L[/link]"]
 """Markup in names: refused by the server now that names hold no brackets, and drawn as it is by
 the client whatever a server sends (tests/test_client_ui_model.py, tests/test_hostile_rooms.py)."""

@@ -206,6 +206,7 @@ def test_close_all_ends_every_room_telling_everyone_why_and_opens_none() -> None
         (kicked,) = h.got(cid, Kicked)
         assert kicked.message.endswith("closed: Ann quit patience-race play, whose server this was")
     assert [len(h.got(c, RaceOver)) for c in (cy, dee)] == [1, 1]  # the race ended as it stood
+    assert h.got(cy, RaceOver)[0].reason == "aborted"  # stopped: not "everyone has finished"
     assert h.hub.connect(h.now) is None  # nobody new comes in
     assert lobby != racing
 

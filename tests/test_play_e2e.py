@@ -101,6 +101,21 @@ async def test_plays_races_are_kept_on_disk_and_the_results_say_where() -> None:
     assert client_main(["replay", str(saved)]) == 0
 
 
+async def test_quitting_play_mid_race_keeps_the_race_and_says_where() -> None:
+    """``patience-race races`` had nothing of a race ``play`` quit mid-race: its server went
+    with the program, the record with it (a records trial).  It is kept, and the farewell says
+    where."""
+    app = RaceApp(one_bot_play())
+    async with app.run_test(size=(100, 36)) as pilot:
+        await wait_until(pilot, lambda: app.model.phase == "racing", timeout=20)
+        race_id = app.model.race_id
+        await pilot.press("q", "q")
+        await wait_until(pilot, lambda: app.server is None, timeout=20)
+    saved = races_dir() / f"{race_id}.json"
+    assert saved.exists() and RaceRecord.model_validate_json(saved.read_text()).race_id == race_id
+    assert app.farewell is not None and f"kept in {saved}" in app.farewell
+
+
 async def test_quitting_play_closes_its_room_for_a_friend_who_joined() -> None:
     """A friend joined the room of ``play`` from another terminal: when its player quits, the
     friend is told the room closed and why, not left reconnecting to a server that is gone."""
