@@ -166,7 +166,7 @@ class Pacer:
         in lockstep (three strong bots playing the same moves finished within a second)."""
         self.hurry = False
         """No person is still racing (and no clock runs): play as fast as the server allows, so
-        nobody waits minutes for the results (see :func:`people_done`)."""
+        nobody waits on its pauses for the results (see :func:`people_done`)."""
 
     def _refill(self) -> None:
         now = time.monotonic()
