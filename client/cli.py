@@ -28,6 +28,7 @@ from .args import (
     room_code,
     server_url,
 )
+from .net import DEFAULT_URL
 from .reach import check_server, network_errors, unreachable
 from .replay import cmd_replay
 from .safe import clean, clean_lines
@@ -259,7 +260,10 @@ def cmd_rooms(args: argparse.Namespace) -> int:
         print(unreachable(url, exc), file=sys.stderr)
         return 1
     if not rooms:
-        print(f"No public rooms right now. Host one: {program()} host")
+        # on the server asked, named as it was (without it the command went to the default
+        # server: a records trial)
+        where = f" --server {url}" if args.server and url != DEFAULT_URL else ""
+        print(f"No public rooms right now. Host one: {program()} host{where}")
         return 0
     print(rooms_table(rooms))
     return 0

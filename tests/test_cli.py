@@ -492,6 +492,23 @@ async def test_a_full_server_is_said_to_be_full_not_missing() -> None:
     assert "patience-race-server" not in text and "Future exception" not in text
 
 
+async def test_no_rooms_says_to_host_one_on_that_server() -> None:
+    """``rooms --server X`` with none: "Host one: patience-race host", which went to the default
+    server (a records trial): the server asked is in the command."""
+    import asyncio
+
+    from .server_helpers import running_server
+
+    async with running_server() as server:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "client.cli", "rooms", "--server", server.url,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0
+    assert out.decode().strip().endswith(f" host --server {server.url}")
+
+
 async def test_a_site_that_sends_http_to_https_is_told_to_use_wss() -> None:
     """``--server host`` (ws:// assumed) against an nginx site that redirects to https: the
     client says to use wss:// (it said 'that is not a ws:// or wss:// address')."""
