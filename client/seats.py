@@ -59,7 +59,9 @@ class SeatsError(Exception):
     into a race, and a hand edit gone wrong can be mended."""
 
     def __init__(self, path: Path, why: str) -> None:
-        super().__init__(f"cannot use {path} ({why}): fix it or move it aside")
+        # what to do first: behind a long parser's reason it was cut off the status line at 80
+        # columns (a records trial)
+        super().__init__(f"fix or move aside {path}, which cannot be used ({why})")
         self.path = path
         self.why = why
 
