@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from protocol.config import GAMES, ConfigError
+from protocol.config import GAMES, ConfigError, GameConfig
 from protocol.deals import deal
 from protocol.game import state_class
 from protocol.record import RecordError
@@ -112,7 +112,25 @@ def cmd_practice(args: argparse.Namespace) -> int:
     saved = app.practice.saved
     if saved is not None:
         print(f"patience-race: the record of your last game is in {clean(str(saved))}")
+    practice = app.practice
+    if not practice.game.finished:
+        # left unfinished: nothing is saved, and the deal's number was only in the header
+        # (cut at 80 columns) and the first status line (a records trial)
+        print(
+            f"patience-race: to play this deal again: {practice_command(config, practice.number)}"
+        )
     return 0
+
+
+def practice_command(config: GameConfig, number: int | None) -> str:
+    """The command that practises this game and deal."""
+    words = [program(), "practice", config.game]
+    words += [f"--{key} {value}" for key, value in config.options.items()]
+    if config.numbering != "pysolfc":
+        words.append(f"--numbering {config.numbering}")
+    if number is not None:
+        words.append(f"--deal {number}")
+    return " ".join(words)
 
 
 def cmd_host(args: argparse.Namespace) -> int:

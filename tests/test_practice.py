@@ -610,3 +610,29 @@ async def test_the_board_is_drawn_on_a_dark_theme_in_colours_16_colour_terminals
         for shade in (PALETTE.ansi_colors[number], PALETTE.ansi_colors[number + 8]):
             shown = Color.from_triplet(shade).downgrade(ColorSystem.STANDARD).number
             assert shown in (number, number + 8), (name, shade.hex, shown)
+
+
+@pytest.mark.parametrize(
+    ("config", "number"),
+    [
+        (GameConfig("spider", {"suits": 1}), 12345),
+        (GameConfig("spider", {"suits": 2, "relaxed": 1}, "xpat2"), 5),
+        (GameConfig("st-helena", {"build": "any", "spaces": "any"}), 77),
+        (GameConfig("louis", {}), 10**19 + 3),
+    ],
+)
+def test_practice_left_unfinished_says_how_to_play_the_deal_again(
+    config: GameConfig, number: int
+) -> None:
+    """Quitting practice mid-game printed nothing: the deal's number was only in the header, cut
+    at 80 columns (a records trial).  The command it prints plays the very same game."""
+    import shlex
+
+    from client.args import make_config
+    from client.cli import build_parser, practice_command
+
+    words = shlex.split(practice_command(config, number))
+    assert words[:2] == ["patience-race", "practice"]
+    args = build_parser().parse_args(words[1:])
+    again = make_config(args.game, args)
+    assert again == config and again.check_number(args.deal) == number
