@@ -46,7 +46,8 @@ PRACTICE_HELP = (
 """
     + screens.CARDS_HELP
     + """
-Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets.
+Spider's score is xpat2's (0-1000); aisleriot's (0-96) is in brackets
+(on a narrow screen with a long deal number, in the results only).
 Hints and undos are counted, and the results and the saved record say
 so. In a race there are no hints, and undo stops at the last card
 turned up, deal or redeal.
