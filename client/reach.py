@@ -84,6 +84,15 @@ def unreachable(url: str, exc: BaseException) -> str:
             f"patience-race: the server at {clean(url)} refused the connection (HTTP {said}).\n"
             + then
         )
+    if url.lower().startswith("wss://") and isinstance(exc, (ConnectionResetError, ssl.SSLError)):
+        # a plain server's answer to a secure handshake (it read it as a bad request and hung
+        # up): running a server was the advice, to someone whose server was running (a trial)
+        plain = "ws://" + url[len("wss://") :]
+        what = clean(exc.strerror or str(exc)) if isinstance(exc, OSError) else ""
+        return (
+            f"patience-race: the server at {clean(url)} did not take a secure (TLS) connection"
+            f" ({what or type(exc).__name__}).\nIf it takes plain ones, use --server {clean(plain)}"
+        )
     if isinstance(exc, ConnectionRefusedError):
         why = "nothing is listening there"
     elif isinstance(exc, TimeoutError):
@@ -117,6 +126,14 @@ def unreachable(url: str, exc: BaseException) -> str:
         # the server it would start listens on 8765: the port asked for, else it cannot help
         # (a new-user trial); on this machine only: another's host runs theirs
         server += f" --port {port}"
+    if parts is not None and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        # another machine's server: starting one here would not help (the advice was to run
+        # one, for a host name mistyped: a trial)
+        return (
+            f"patience-race: cannot reach the race server at {clean(url)} ({clean(why)}).\n"
+            "Check the address (--server) and ask whoever runs it whether it is up; or race "
+            f"bots with no server: `{program()} play`."
+        )
     return (
         f"patience-race: cannot reach the race server at {clean(url)} ({clean(why)}).\n"
         f"Run one with `{server}`, or race bots with no server: "

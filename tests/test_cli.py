@@ -690,6 +690,30 @@ def test_a_plain_connection_to_a_tls_port_suggests_wss() -> None:
     assert "patience-race-server" not in said
 
 
+def test_a_secure_connection_to_a_plain_server_and_a_host_elsewhere_are_not_told_to_run_one() -> (
+    None
+):
+    """``wss://`` to a plain server (it hangs up on the TLS handshake) and a host name mistyped
+    were both told to run a server (a records trial): the first to use ws://, the second to
+    check the address; only this machine's address is told to start one."""
+    import socket
+    import ssl
+
+    from client.reach import unreachable
+
+    reset = unreachable("wss://127.0.0.1:31556", ConnectionResetError(104, "Connection reset"))
+    assert "use --server ws://127.0.0.1:31556" in reset and "patience-race-server" not in reset
+    wrong = unreachable("wss://x.example", ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER]"))
+    assert "use --server ws://x.example" in wrong
+    gone = unreachable(
+        "ws://no-such.invalid:8765", socket.gaierror(-2, "Name or service not known")
+    )
+    assert "name or service not known" in gone and "Check the address" in gone
+    assert "patience-race-server" not in gone
+    here = unreachable("ws://127.0.0.1:8765", ConnectionRefusedError(111, "Connection refused"))
+    assert "Run one with" in here and "patience-race-server" in here
+
+
 def test_a_server_that_refuses_the_client_is_not_said_to_be_down() -> None:
     """A server with ``--origins`` answered 403, said "cannot reach the race server ... Run one
     with patience-race-server" (an operator trial)."""
