@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from protocol.config import GameConfig, config_or_none
 from protocol.fairness import check_solution, commitment
 from protocol.game import GameState
-from protocol.messages import RaceRecord, place_key
+from protocol.messages import RaceRecord, Standing, place_key
 from protocol.record import GameRecord, RecordError, ReplayError, load, replay
 
 from .safe import clean
@@ -107,11 +107,15 @@ def replay_race(path: Path | str, data: dict[str, object]) -> int:
             if state.score() != scored[0] and i < len(times):
                 scored[:] = [state.score(), times[i]]
 
+        st = standing.get(player.id)
+        rank = f"#{st.rank} " if st else ""
         try:
             state = replay(record, count)
         except ReplayError as exc:
             print(f"{clean(path)}: {clean(player.name)}: {clean(exc)}", file=sys.stderr)
             problems += 1
+            # (the player's line went missing with it: a records trial)
+            print(f"  {rank}{clean(player.name)}: the moves do not replay: MISMATCH")
             continue
         view = state.view()
         same_board = (
@@ -119,7 +123,6 @@ def replay_race(path: Path | str, data: dict[str, object]) -> int:
             and view.foundations == player.board.foundations
             and view.stock == player.board.stock
         )
-        st = standing.get(player.id)
         same_score = st is None or (
             st.score == state.score()
             and st.score2 == state.score2()
@@ -135,13 +138,17 @@ def replay_race(path: Path | str, data: dict[str, object]) -> int:
         if times and ran_ms is not None and times[-1] > ran_ms:
             problem(f"{player.name}: a move is timed after the race ended")
         if not same_board or not same_score:
+            # what the record says against what the moves give (a score changed from 990 to 999
+            # said MISMATCH, and nothing of what the record claimed: a records trial)
+            claims = [] if same_board else ["a board the moves do not reach"]
+            if st is not None:
+                claims += _claims(st, state, scored[1])
             print(
-                f"{clean(path)}: {clean(player.name)}: the moves do not reach the recorded board, "
-                "score, counts and result",
+                f"{clean(path)}: {clean(player.name)}: the record says "
+                + "; ".join(claims or ["what the moves do not give"]),
                 file=sys.stderr,
             )
             problems += 1
-        rank = f"#{st.rank} " if st else ""
         word: str = st.status if st else ""
         if word == "disconnected":
             word = "dropped"  # (as the results and `races` say it: a race-night trial)
@@ -152,6 +159,32 @@ def replay_race(path: Path | str, data: dict[str, object]) -> int:
             f"  {rank}{clean(player.name)}: {counted(state)}, score {state.score()}, {word}: {'ok' if same_board and same_score else 'MISMATCH'}"
         )
     return 1 if problems else 0
+
+
+def _claims(st: Standing, state: GameState, score_ms: int) -> list[str]:
+    """What a standing says that the replayed moves do not give, each with what they give."""
+    out = [
+        f"{label} {claimed} (the moves give {given})"
+        for label, claimed, given in (
+            ("score", st.score, state.score()),
+            ("aisleriot score", st.score2, state.score2()),
+            ("moves", st.moves, state.moves),
+            ("undos", st.undos, state.undos),
+            ("the score reached at ms", st.score_ms, score_ms),
+        )
+        if claimed != given
+    ]
+    result = (
+        "won" if state.won else "resigned" if state.resigned else "stuck" if state.stuck else ""
+    )
+    fits = (
+        (st.status == "won") == state.won
+        and (st.status == "resigned") == state.resigned
+        and (st.status in ("resigned", "stuck")) <= (state.resigned or state.stuck)
+    )
+    if not fits:
+        out.append(f"{st.status} (the moves give {result or 'a game going on'})")
+    return out
 
 
 def finish_fits(status: str, finish_ms: int | None, times: list[int], ran_ms: float | None) -> bool:
@@ -228,6 +261,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise RecordError(f"{path} is not a record: a record is a JSON object")
     if "race_id" in data:
         return replay_race(path, data)
+    if "game" not in data:
+        # (it said "not a game record: game: Field required" of a file of something else: a
+        # records trial)
+        raise RecordError(
+            f"{path} is not a record of a race or a game: a race's (from its server, or kept by "
+            "this program) has race_id; a game's (practice's) has game, number and moves"
+        )
+    if "tableau" in data and "moves" not in data:
+        raise RecordError(
+            f"{path} is a deal (deal --json), not a record of a game played: it has no moves"
+        )
     record = load(data)
     try:
         state = replay(record)

@@ -159,6 +159,15 @@ def test_replay_rejects_garbage(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     path.write_text("[" * 100_000)
     code, _, err = run(capsys, "replay", str(path))
     assert code == 2 and "nested too deeply" in err
+    # a file of something else, and a deal: said as what they are (it was "not a game record:
+    # game: Field required", "tableau: Extra inputs are not permitted": a records trial)
+    path.write_text("{}")
+    code, _, err = run(capsys, "replay", str(path))
+    assert code == 2 and "not a record of a race or a game" in err and "Field required" not in err
+    code, deal, _ = run(capsys, "deal", "louis", "1", "--json")
+    path.write_text(deal)
+    code, _, err = run(capsys, "replay", str(path))
+    assert code == 2 and "is a deal (deal --json)" in err and "Extra inputs" not in err
 
 
 def test_console_script_runs() -> None:

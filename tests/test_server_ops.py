@@ -417,7 +417,25 @@ async def test_replay_checks_an_exported_race(
     ann["moves"] = ann["moves"][1:]
     export.write_text(json.dumps(data))
     assert client_main(["replay", str(export)]) == 1
-    assert "Ann" in capsys.readouterr().err
+    said = capsys.readouterr()
+    assert "Ann" in said.err
+    # what the record claims, against what the moves give (it said MISMATCH alone: a trial)
+    data = json.loads(salted_free)
+    first = data["standings"][0]
+    claimed, first["score"] = first["score"], first["score"] + 9
+    export.write_text(json.dumps(data))
+    assert client_main(["replay", str(export)]) == 1
+    said = capsys.readouterr()
+    assert f"score {claimed + 9} (the moves give {claimed})" in said.err
+    assert "MISMATCH" in said.out
+    # a move that does not replay: the player's line is still there (it went missing)
+    data = json.loads(salted_free)
+    data["players"][0]["moves"][0] = "1>1"
+    export.write_text(json.dumps(data))
+    assert client_main(["replay", str(export)]) == 1
+    said = capsys.readouterr()
+    name = data["players"][0]["name"]
+    assert f"{name}: the moves do not replay: MISMATCH" in said.out
     # what the moves cannot back: a win, counts, the settings, times, a player left out (each
     # passed, the moves and board being untouched)
     forgeries = {
