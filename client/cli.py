@@ -292,15 +292,29 @@ def cmd_races(args: argparse.Namespace) -> int:
     file that ``patience-race replay`` checks."""
     import datetime
 
+    from .practice import practice_dir
     from .render import clock
     from .saved_races import races_dir, saved_races
 
     kept = saved_races()[: max(1, args.count)]
+    # practice games are kept apart, and were said nowhere (a records trial)
+    try:
+        practised = sum(1 for p in practice_dir().glob("*.json"))
+    except OSError:
+        practised = 0
+    games = (
+        f"Practice games: {practised} kept in {clean(str(practice_dir()))} "
+        f"({program()} replay FILE shows one)."
+        if practised
+        else ""
+    )
     if not kept:
         print(
             f"No race kept here yet ({clean(str(races_dir()))}): each race you race in is kept "
             "when it ends."
         )
+        if games:
+            print(games)
         return 0
     words = {"won": "won", "disconnected": "dropped"}
     for path, record in kept:
@@ -319,6 +333,8 @@ def cmd_races(args: argparse.Namespace) -> int:
         # (as this program was started: "patience-race replay" was "command not found" to
         # one who ran .venv/bin/patience-race: a verification trial)
         print(f"  {program()} replay {shlex.quote(clean(str(path)))}")
+    if games:
+        print(games)
     return 0
 
 

@@ -438,3 +438,11 @@ def test_kept_records_are_written_whole_and_the_oldest_go(
         assert cli_main(["races"]) == 0
     said = [line for line in out.getvalue().splitlines() if "Zed" in line]
     assert sorted(said) == ["   1. Zed: time up, score 3", "   1. Zed: unfinished, score 3"]
+    # practice games, kept apart, are said (they were nowhere: a records trial)
+    practice = tmp_path.parent / "state-races" / "patience-race" / "practice"
+    practice.mkdir(parents=True)
+    (practice / "spider-1-20261127-101010.json").write_text("{}")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli_main(["races"]) == 0
+    assert f"Practice games: 1 kept in {practice}" in out.getvalue()
