@@ -394,7 +394,7 @@ def _helena(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
         # (A side pile longer than its row went on in the rows beside piles 1-4 or 7-10, its
         # cards in line with theirs, and was read as theirs: a St. Helena trial.)
         model.helena_layout = (sticky, card_w, gap, True)
-        _helena_rows(grid, model, keys, y - (1 if height >= 30 else 0), width, card_w)
+        _helena_rows(grid, model, keys, y - (1 if height >= 30 else 0), width, card_w, height)
         return
 
     def key_label(i: int) -> Text:
@@ -525,11 +525,22 @@ def _helena_per_row(width: int, card_w: int, gap: int) -> int:
     return max(1, (side_w - card_w - (1 if gap > 1 else 0)) // cell)
 
 
-def _helena_rows(grid: Grid, model: RaceModel, keys: Keys, y: int, width: int, card_w: int) -> None:
+def _helena_rows(
+    grid: Grid,
+    model: RaceModel,
+    keys: Keys,
+    y: int,
+    width: int,
+    card_w: int,
+    height: int | None = None,
+) -> None:
     """St. Helena and Louis on a board too small to lay them out around the foundations: the
     foundations on one line (kings, then aces), then one row a pile in key order, its top card
     (the one you can play) at the right end.  A pile longer than a row goes on in the next,
-    indented, so that every card stays on the screen."""
+    indented, so that every card stays on the screen; when those rows would not fit in
+    ``height`` lines (a small screen: long piles at 60x20 ran off its bottom, a review), the
+    longest piles get them first and the rest show their newest cards after a "+N" of the
+    oldest."""
     state = model.state
     assert state is not None
     sel = keys.source
@@ -550,18 +561,32 @@ def _helena_rows(grid: Grid, model: RaceModel, keys: Keys, y: int, width: int, c
     y += 1
     label_w = 3
     per_row = max(1, (width - label_w) // cell)
+    need = [max(1, -(-len(pile) // per_row)) for pile in state.piles]
+    rows = [1] * len(need)
+    spare = sum(need) - len(need) if height is None else height - y - len(need)
+    for i in sorted(range(len(need)), key=lambda i: -need[i]):  # the longest first
+        more = max(0, min(need[i] - 1, spare))
+        rows[i] += more
+        spare -= more
     for i, pile in enumerate(state.piles):
         grid.put(y, 0, Text(f"{PILE_KEYS[i]:>2} ", "bold cyan" if sel == i else DIM), ("pile", i))
         grid.hits.append((y, 0, width, ("pile", i)))
         if not pile:
             grid.put(y, label_w, Text("__".ljust(card_w), DIM), ("pile", i))
-        for j, c in enumerate(pile):
-            if j and j % per_row == 0:
+        cells: list[tuple[Text, Target]] = []
+        first = 0
+        if len(pile) > rows[i] * per_row:  # the oldest cards, not shown: how many
+            first = len(pile) - (rows[i] * per_row - 1)
+            cells.append((Text(f"+{first}".ljust(card_w), DIM), ("pile", i)))
+        for j in range(first, len(pile)):
+            top = j == len(pile) - 1
+            text = card_text(pile[j], (SELECTED if sel == i else TOP) if top else "", card_w)
+            cells.append((text, ("card", i, j)))
+        for k, (text, target) in enumerate(cells):
+            if k and k % per_row == 0:
                 y += 1
                 grid.hits.append((y, 0, width, ("pile", i)))
-            top = j == len(pile) - 1
-            text = card_text(c, (SELECTED if sel == i else TOP) if top else "", card_w)
-            grid.put(y, label_w + (j % per_row) * cell, text, ("card", i, j))
+            grid.put(y, label_w + (k % per_row) * cell, text, target)
         y += 1
 
 

@@ -1030,6 +1030,31 @@ def test_every_card_is_on_the_screen_at_every_size(
     assert "+" not in grid.text().plain
 
 
+@pytest.mark.parametrize("game", ["st-helena", "louis"])
+@pytest.mark.parametrize(("width", "height"), [(58, 15), (46, 16), (58, 16)])
+@pytest.mark.parametrize(("piles", "grown"), [((0, 4, 6, 11), 12), (tuple(range(12)), 14)])
+def test_a_small_screen_keeps_the_whole_board_and_the_newest_cards(
+    game: str, width: int, height: int, piles: tuple[int, ...], grown: int
+) -> None:
+    """At 60x20 (a 58x15 board) and 80x20 (46x16), long piles wrapped to more rows than the
+    screen has and ran off its bottom (a review): the board stays in its height, the longest
+    piles get the rows there are, and a pile without one shows its newest cards, its top card
+    always, after a "+N" of the oldest."""
+    model = RaceModel(name="me", phase="racing")
+    model.state = new_game(GameConfig(game, {}), 4)
+    for i in piles:
+        for k in range(grown):
+            model.state.piles[i].append(model.state.piles[i][k % len(model.state.piles[i])])
+    grid = render.board_grid(model, Keys(model), height, width)
+    assert all(line.cell_len <= width for line in grid.lines)
+    assert len(grid.lines) <= height
+    drawn = {t[1:] for _, _, _, t in grid.hits if t[0] == "card"}
+    for i, pile in enumerate(model.state.piles):
+        assert (i, len(pile) - 1) in drawn, i  # every top card, the one that plays
+        shown = [j for j in range(len(pile)) if (i, j) in drawn]
+        assert shown == list(range(len(pile) - len(shown), len(pile)))  # the newest, in order
+
+
 def test_race_panel_is_a_clean_column() -> None:
     model = RaceModel(name="me", you=1, phase="racing")
     model.room = room([member(1, "me")], state="racing")
