@@ -772,8 +772,11 @@ def watching(model: RaceModel, width: int, height: int) -> Text:
     """A spectator's main area during a race: the boards are private, so everyone's progress,
     as large as the area allows."""
     sentence = "You are watching: boards stay private until the race is over."
-    t = Text("\n".join(wrap_cells(sentence, width, 2)), DIM)  # (the board is cropped, not wrapped)
-    if model.progress and height > 3:
+    said = wrap_cells(sentence, width, 2)
+    t = Text("\n".join(said), DIM)  # (the board is cropped, not wrapped)
+    if model.progress and height > len(said) + 2:
         t.append("\n\n")
-        t.append_text(opponents(model, min(width, 72), height - 2))
+        # below the sentence and a blank line: two lines of it below 62 columns (the last
+        # player fell off the bottom at 60x20: a review)
+        t.append_text(opponents(model, min(width, 72), height - len(said) - 1))
     return t

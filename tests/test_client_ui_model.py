@@ -2065,3 +2065,15 @@ def test_a_full_lobby_fits_a_large_font_screen() -> None:
     assert all(cell_len(line) <= 58 for line in lines)
     assert "Ann" in small.plain and "Bot 16" in small.plain and "ws://192.168.1.20" in small.plain
     assert "Everyone else is ready" in small.plain and "g game" not in small.plain
+
+
+@pytest.mark.parametrize("players", [2, 7, 14, 15, 16])
+def test_a_watcher_on_a_small_screen_sees_everyone_within_its_height(players: int) -> None:
+    """At 60x20 the watcher's sentence takes two lines, and the race below it took the lines
+    for one: the last player or "+N more" fell off the bottom (a review)."""
+    model = RaceModel(name="Wes", you=99, phase="racing", role="spectator")
+    model.progress = [progress(i, f"Player {i}") for i in range(1, players + 1)]
+    for width, height in ((58, 17), (78, 21)):
+        lines = render.watching(model, width, height).plain.splitlines()
+        assert len(lines) <= height, (width, height)
+        assert any(f"Player {players}" in line or "more" in line for line in lines)
