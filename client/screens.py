@@ -425,8 +425,15 @@ def results(
 
 
 def _drawn_lines(text: Text, width: int) -> int:
-    """The lines ``text`` takes on a screen ``width`` cells wide (long lines wrap)."""
-    return sum(max(1, -(-cell_len(line) // max(1, width))) for line in text.plain.splitlines())
+    """The lines ``text`` takes on a screen ``width`` cells wide: long lines wrap at words, as
+    the screen wraps them (counted by cells, a path wrapped a line more than said, and the keys
+    went off the bottom: a review)."""
+    from rich.console import Console
+
+    width = max(1, width)
+    body = text.copy()
+    body.rstrip()
+    return len(body.wrap(Console(width=width), width))
 
 
 def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:

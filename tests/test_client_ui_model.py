@@ -2043,6 +2043,10 @@ def test_results_on_a_narrow_screen_keep_the_names_and_the_join_command() -> Non
     assert "aisl." not in text and "undos" in text
     assert "ws://192.168.1.20:8765" in text and "n: rematch" in text
     assert screens._drawn_lines(Text(text), 58) <= 15 and "r.json" not in text
+    # lines wrap at words, as the screen wraps them: a line more than the cells say (the keys
+    # went off the bottom: a review)
+    assert screens._drawn_lines(Text("aaa bbbbbbbb ccc"), 10) == 3
+    assert screens._drawn_lines(Text("\nhello\n\nkeys\n"), 20) == 4
     wide = screens.results(model, 78, hint, 22).plain
     assert "aisl." in wide and "r.json" in wide  # wide: everything, as before
 
