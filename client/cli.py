@@ -328,7 +328,11 @@ def cmd_races(args: argparse.Namespace) -> int:
             time_ = f" {clock(s.finish_ms)}" if s.finish_ms is not None else ""
             result = words.get(s.status, s.status)
             if s.status == "playing":  # as the results said it: the time ran out, or not
-                result = "time up" if record.settings.time_limit else "unfinished"
+                # (a timed race stopped early, its room closed, is not "time up", as replay
+                # says: a review)
+                ran = (record.ended_at or record.started_at) - record.started_at
+                limit = record.settings.time_limit
+                result = "time up" if limit and ran >= limit - 0.5 else "unfinished"
             print(f"  {s.rank:>2}. {clean(s.name)}: {result}, score {s.score}{time_}")
         # (as this program was started: "patience-race replay" was "command not found" to
         # one who ran .venv/bin/patience-race: a verification trial)

@@ -452,9 +452,9 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
     result_w = 12
     # narrow (a large font): the result's column as wide as its words, then aisleriot's score
     # and the undos give way to the names (60 columns left them "… (bo…": a large-font trial)
-    if name_w < 12:
+    if name_w < 16:  # (room for "(you)" and ten cells of a name: "Alexa… (you)", a review)
         result_w, name_w = 8, name_w + 4
-    if spider and name_w < 12:
+    if spider and name_w < 16:
         spider, name_w = False, name_w + 6
     if undo and name_w < 12:
         undo, name_w = False, name_w + 6

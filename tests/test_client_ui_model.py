@@ -2049,6 +2049,12 @@ def test_results_on_a_narrow_screen_keep_the_names_and_the_join_command() -> Non
     assert screens._drawn_lines(Text("\nhello\n\nkeys\n"), 20) == 4
     wide = screens.results(model, 78, hint, 22).plain
     assert "aisl." in wide and "r.json" in wide  # wide: everything, as before
+    # St. Helena, no aisl. to give up: the result's column narrows for the names all the same
+    # (they were cut to five cells: "Alexa… (you)", a review)
+    model.last.game = "st-helena"
+    model.last.standings[1] = model.last.standings[1].model_copy(update={"name": "Alexandra L"})
+    text = screens.results(model, 58, hint, 15).plain
+    assert "Alexandra… (you)" in text or "Alexandra L (you)" in text
 
 
 def test_a_full_lobby_fits_a_large_font_screen() -> None:

@@ -430,14 +430,25 @@ def test_kept_records_are_written_whole_and_the_oldest_go(
         score_ms=0, moves=1, undos=0,
     )  # fmt: skip
     timed = settings.model_copy(update={"time_limit": 90, "mode": "score"})
-    for race_id, kept in (("000000000012", timed), ("000000000013", settings)):
-        record = base.model_copy(update={"race_id": race_id, "settings": kept, "standings": [zed]})
+    over = {"ended_at": base.started_at + 90}
+    for race_id, kept, end in (
+        ("000000000012", timed, over),
+        ("000000000013", settings, over),
+        ("000000000014", timed, {"ended_at": base.started_at + 2}),  # stopped: its room closed
+    ):
+        record = base.model_copy(
+            update={"race_id": race_id, "settings": kept, "standings": [zed], **end}
+        )
         save_race(record, tmp_path)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert cli_main(["races"]) == 0
     said = [line for line in out.getvalue().splitlines() if "Zed" in line]
-    assert sorted(said) == ["   1. Zed: time up, score 3", "   1. Zed: unfinished, score 3"]
+    assert sorted(said) == [
+        "   1. Zed: time up, score 3",
+        "   1. Zed: unfinished, score 3",
+        "   1. Zed: unfinished, score 3",
+    ]
     # practice games, kept apart, are said (they were nowhere: a records trial)
     practice = tmp_path.parent / "state-races" / "patience-race" / "practice"
     practice.mkdir(parents=True)
