@@ -157,6 +157,8 @@ class RaceApp(App[None]):
         self.grid: render.Grid | None = None
         """The board as last drawn: maps clicks back to cards."""
         self.records_kept: set[str] = set()
+        self.kept_files: dict[str, str] = {}
+        """The files the races' records were kept in, by race id (said once the room is gone)."""
         """The races whose records this ``play`` has fetched (or is fetching) to keep."""
         self.record_tasks: set[asyncio.Task[None]] = set()
 
@@ -325,6 +327,15 @@ class RaceApp(App[None]):
         that this player raced in is kept in a file too, unsaid (``patience-race races`` lists
         them: the next morning, nobody could find the night's races: a race-night trial)."""
         last, session = self.model.last, self.session
+        if (
+            last is not None
+            and last.race_id in self.kept_files
+            and not last.record_saved
+            and self.model.phase in ("kicked", "gone")
+        ):
+            # the room is gone, maybe its server too (play's, whose player quit): the copy kept
+            # here, not a URL that may answer no more (a review)
+            last.record_at, last.record_saved = self.kept_files[last.race_id], True
         if last is None or not last.race_id or last.record_at is not None or session is None:
             return
         if self.server is None:
@@ -357,6 +368,7 @@ class RaceApp(App[None]):
             else:
                 log.warning("race %s not kept: %s", last.race_id, exc)
         else:
+            self.kept_files[last.race_id] = str(path)
             # said as well once the room is gone (its server may be too: play's, whose player
             # quit, and the results pointed to it: a records trial)
             if say or self.model.phase in ("kicked", "gone"):

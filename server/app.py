@@ -303,13 +303,15 @@ class RaceServer:
     async def close_rooms(self, why: str) -> None:
         """Close every room for good, telling everyone ``why``, then stop (a server that will not
         come back: the one inside ``patience-race play``, whose player quit)."""
+        stopping = any(room.state == "racing" for room in self.hub.rooms.values())
         self._deliver(self.hub.close_all(time.monotonic(), why))
         self._flush()
         # whoever is still connected (a friend who joined play's room) fetches the record of
-        # the race it stopped, to keep it: this server will not be there to ask (a records
-        # trial); a moment for it, less once they have all gone
+        # a race this stops, to keep it: this server will not be there to ask (a records
+        # trial); a moment for it, less once they have all gone (none from a lobby, or results:
+        # those races' records were fetched as they ended)
         loop = asyncio.get_running_loop()
-        until = loop.time() + CLOSE_LINGER_S
+        until = loop.time() + (CLOSE_LINGER_S if stopping else 0.0)
         while self.sockets and loop.time() < until:
             await asyncio.sleep(0.05)
         await self.stop()

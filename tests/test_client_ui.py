@@ -229,6 +229,38 @@ async def test_a_race_stopped_by_its_room_closing_keeps_its_results_and_its_reco
     assert client_main(["replay", str(saved)]) == 0  # the record checks out as it stands
 
 
+async def test_results_of_a_race_over_say_the_kept_file_once_the_room_closes() -> None:
+    """The race ended, then play's host quit: the results still pointed to the record at a URL
+    of a server gone, though a copy was kept here (a review)."""
+    from client.saved_races import races_dir
+
+    async with running_server() as server:
+        ann = Connection(server.url)
+        await ann.open()
+        joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=SPIDER1))
+        assert isinstance(joined, Joined)
+        app = RaceApp(Plan(action="join", name="Bob", url=server.url, code=joined.room.code))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.model.phase == "lobby")
+            await ann.request(Ready(seq=0))
+            await pilot.press("r")
+            await wait_until(pilot, lambda: app.model.phase == "racing")
+            await ann.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
+            await pilot.press("x", "x")
+            await wait_until(pilot, lambda: app.model.holding)
+            last = app.model.last
+            assert last is not None and last.race_id is not None
+            await wait_until(pilot, lambda: last.race_id in app.kept_files)
+            assert last.record_at is not None and last.record_at.startswith("http")
+            await server.close_rooms("Ann quit patience-race play, whose server this was")
+            await wait_until(pilot, lambda: last.record_saved)
+            saved = races_dir() / f"{last.race_id}.json"
+            assert last.record_at == str(saved)
+            await pilot.pause(0.3)
+            assert f"saved in {saved}" in " ".join(text_of(app, "#board").split())
+        await ann.close()
+
+
 HOSTILE = ["[/]x", "[@click=app.quit]Bob[/]", "[link=http://x]L[/link]"]
 """Markup in names: refused by the server now that names hold no brackets, and drawn as it is by
 the client whatever a server sends (tests/test_client_ui_model.py, tests/test_hostile_rooms.py)."""
