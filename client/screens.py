@@ -112,8 +112,13 @@ def fit_keys(keys: str, width: int) -> str:
         return keys
     items = re.split(r" {2,}", keys.strip())
     line = "  ".join(items)
-    while len(items) > 2 and cell_len(line) > width:
-        del items[-2]
+    # the last item but the help (wherever it is: a watcher's line ends "(watching)", and its
+    # help went first: a review) and the first
+    while cell_len(line) > width:
+        gone = [i for i in range(1, len(items)) if "help" not in items[i]]
+        if not gone:
+            break
+        del items[gone[-1]]
         line = "  ".join(items)
     return line
 
@@ -366,9 +371,16 @@ def countdown(model: RaceModel, width: int, height: int, now: float | None = Non
         body.append(plain(room.settings.title, DIM))
     if model.role != "player" or not _in_race(model):
         body.append(Text("you are watching this one", style="magenta"))
+    from rich.console import Console
+
+    # a line wider than the screen in lines of its own, each centred (at 60 columns the one
+    # about a slow link was cut: a review); the board here is cropped, never wrapped
+    console = Console(width=max(1, width))
+    body = [part for line in body for part in (line.wrap(console, max(1, width)) or [line])]
     top = max(0, (height - len(body)) // 2)
     lines.extend(Text("") for _ in range(top))
     for line in body:
+        line.rstrip()
         pad = max(0, (width - line.cell_len) // 2)
         lines.append(Text(" " * pad) + line)
     return Text("\n").join(lines)

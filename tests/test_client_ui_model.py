@@ -2026,6 +2026,12 @@ def test_a_narrow_screen_has_the_places_on_one_line_and_keys_that_fit() -> None:
     short = screens.fit_keys(keys, 58)
     assert short.startswith("1-0 pick  ↑↓ more/fewer") and short.endswith("  ? help")
     assert cell_len(short) <= 58 and "qq quit" not in short
+    watcher = "r: take a seat and race   q: leave   ?: help   (watching)"
+    assert screens.fit_keys(watcher, 40) == "r: take a seat and race  ?: help"
+    # a line too long for the screen in the countdown is wrapped, not cut (a review)
+    model.countdown_end = time.monotonic() - 2
+    said = screens.countdown(model, 58, 17).plain
+    assert "with the start" in said and all(cell_len(line) <= 58 for line in said.splitlines())
 
 
 def test_results_on_a_narrow_screen_keep_the_names_and_the_join_command() -> None:
