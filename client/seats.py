@@ -288,17 +288,30 @@ class HeldSeat:
     """The lock a running client holds on its seat; :meth:`release` (or the process ending)
     lets it go."""
 
-    def __init__(self, fd: int | None, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        fd: int | None,
+        path: Path | None = None,
+        seat: tuple[str, str, str, Path | None] | None = None,
+    ) -> None:
         self._fd = fd
         self._path = path
+        self._seat = seat
+        """(url, code, name, seats file): to see whether the seat is still saved."""
 
     @property
     def held(self) -> bool:
         return self._fd is not None
 
     def release(self, forget: bool = False) -> None:
-        """Let the seat go; ``forget``: the seat is gone for good, its lock file goes too."""
+        """Let the seat go; ``forget``: the seat is gone for good, its lock file goes too (as
+        it does when the seats file no longer has it: dropped by its caps while this client
+        held it, the sweep left the file to it, a review)."""
         if self._fd is not None:
+            if not forget and self._seat is not None:
+                url, code, name, seats = self._seat
+                with contextlib.suppress(SeatsError, OSError):
+                    forget = saved_seat(url, code, name, seats) is None
             if forget and self._path is not None:
                 with contextlib.suppress(OSError):
                     self._path.unlink()
@@ -338,14 +351,16 @@ def hold_seat(url: str, code: str, name: str, path: Path | None = None) -> HeldS
     """Mark the seat as in use by this process until :meth:`HeldSeat.release`.  Never blocks:
     a seat another client holds is left to it (``held`` is then False)."""
     fd, _ = _try_lock(url, code, name, path)
-    return HeldSeat(fd, _held_path(url, code, name, path))
+    return HeldSeat(fd, _held_path(url, code, name, path), (url, code, name, path))
 
 
 def claim_seat(url: str, code: str, name: str, path: Path | None = None) -> HeldSeat | None:
     """Mark the seat as in use by this process before taking it back; None if another running
     client holds it (two bare joins at once: the second must not cut the first off)."""
     fd, taken = _try_lock(url, code, name, path)
-    return None if taken else HeldSeat(fd, _held_path(url, code, name, path))
+    return (
+        None if taken else HeldSeat(fd, _held_path(url, code, name, path), (url, code, name, path))
+    )
 
 
 def seat_in_use(url: str, code: str, name: str, path: Path | None = None) -> bool:

@@ -145,10 +145,11 @@ def test_seats_dropped_by_the_caps_or_forgotten_take_their_lock_files_along() ->
     assert len(saved_seats(URL, "ROOM0000")) == 0
     files = {p.name for p in held_dir.iterdir()}
     assert len(files) == ROOMS_PER_SERVER - 1
-    kept.release()
+    kept.release()  # no longer saved: its lock file goes as it is let go (it stayed for good)
+    assert len(list(held_dir.iterdir())) == ROOMS_PER_SERVER - 2
     save_seat(URL, "ROOM0005", "tok5", "Bob", member=2)
     forget_gone(URL, "ROOM0005", set())  # Ann's and Bob's seats are gone from the room
-    assert len(list(held_dir.iterdir())) == ROOMS_PER_SERVER - 2
+    assert len(list(held_dir.iterdir())) == ROOMS_PER_SERVER - 3
 
 
 def test_join_with_no_name_skips_a_seat_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
