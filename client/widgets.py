@@ -55,7 +55,17 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help", can_focus=False) as box:
             box.border_subtitle = "↑↓ j k space PgUp PgDn: scroll   any other key: back"
-            yield Static(Text(self.TEXT))
+            yield Static(self._fitted(), id="help-text")
+
+    def _fitted(self) -> Text:
+        """The text, its lines wrapped to the box (at most 78 wide, border and padding apart)
+        each under its own column: wrapped again by the box at 60 columns, a key's description
+        went on under the keys (a large-font trial)."""
+        width = min(78, self.app.size.width or 78) - 4 - 1  # (and the scroll bar)
+        return Text(fit_help(self.TEXT, width))
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one("#help-text", Static).update(self._fitted())
 
     closing = False
     """Dismissed already: keys typed fast reach the screen again before it is gone, and a second
@@ -78,6 +88,36 @@ class HelpScreen(ModalScreen[None]):
     def on_click(self, event: events.Click) -> None:
         event.stop()
         self.close()  # a click goes back too, for whoever plays with the mouse
+
+
+def fit_help(text: str, width: int) -> str:
+    """Help text for a box ``width`` cells wide.  Its lines are laid out for 74; narrower, each
+    entry (a key and its description, a section's paragraph) is joined from its lines and
+    wrapped again, its next lines under its own text (wrapped again by the box at 60 columns,
+    a key's description went on under the keys: a large-font trial)."""
+    import textwrap
+
+    from rich.cells import cell_len
+
+    lines = text.splitlines()
+    if width < 20 or all(cell_len(line) <= width for line in lines):
+        return text
+    entries: list[tuple[str, int]] = []  # (the entry's text, the indent of its next lines)
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        key = re.match(r"^(  \S+(?: \S+)*\s{2,})\S", line)
+        label = re.match(r"^[A-Z?][^:]{0,20}(:|  )", line)  # "Race:", "St. Helena, Louis:"
+        if entries and not key and line.strip():
+            previous, _ = entries[-1]
+            if indent > 0 or not (label or previous.rstrip().endswith(".")):
+                entries[-1] = (previous.rstrip() + " " + line.strip(), entries[-1][1])
+                continue
+        hang = len(key.group(1)) if key and len(key.group(1)) < width // 2 else max(2, indent)
+        entries.append((line, hang))
+    out: list[str] = []
+    for entry, hang in entries:
+        out.extend(textwrap.wrap(entry, width, subsequent_indent=" " * hang) or [entry])
+    return "\n".join(out)
 
 
 def escape_and_key(event: events.Key) -> list[events.Key]:

@@ -2093,3 +2093,22 @@ def test_a_watcher_on_a_small_screen_sees_everyone_within_its_height(players: in
         lines = render.watching(model, width, height).plain.splitlines()
         assert len(lines) <= height, (width, height)
         assert any(f"Player {players}" in line or "more" in line for line in lines)
+
+
+@pytest.mark.parametrize("width", [40, 55, 74])
+def test_the_help_is_wrapped_to_its_box_each_entry_under_its_own_text(width: int) -> None:
+    """At 60 columns the help, laid out for 74, was wrapped again by its box: a key's
+    description went on under the keys, and every long line broke in two (a large-font
+    trial).  Each entry is wrapped again whole, under its own column; nothing is lost."""
+    from client.practice_app import PRACTICE_HELP
+    from client.widgets import fit_help
+
+    for text in (screens.HELP, PRACTICE_HELP, screens.help_text("watching")):
+        fitted = fit_help(text, width)
+        assert all(cell_len(line) <= width for line in fitted.splitlines())
+        assert fitted.split() == text.split()  # the same words, in the same order
+        if width == 74:
+            assert fitted == text
+    lines = fit_help(screens.HELP, 55).splitlines()
+    undo = next(i for i, line in enumerate(lines) if line.startswith("  mouse"))
+    assert lines[undo + 1].startswith(" " * 14 + "a pile")  # under the description
