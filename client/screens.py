@@ -213,8 +213,10 @@ def _lobby(
     if len("others join with: ") + drawn_cells(hint) > width:
         # on a line of its own, whole: at 80 columns it broke before the server's URL, and the
         # first line pasted ran "join CODE --server" without one (a terminals trial)
-        t.append("\n  ")
-    t.append_text(plain(hint, "cyan"))
+        t.append("\n")
+        t.append_text(command_text(hint, width))
+    else:
+        t.append_text(plain(hint, "cyan"))
     t.append("\n" + gap)
     t.append("Game: ")
     t.append_text(plain(s.title))
@@ -421,7 +423,7 @@ def results(
     long for it shows its first places and your own, and says how many more there are, so that
     what follows it (the keys above all) stays on screen."""
     table = _results_table(model, width, None)
-    tail = _results_tail(model, join_hint)
+    tail = _results_tail(model, join_hint, width=width)
     if height is not None:
         room = height - _drawn_lines(tail, width)
         last = model.last
@@ -429,11 +431,27 @@ def results(
         if room < 5 + min(players, 3):
             # a short screen: the record's whereabouts give way to three places at least (at
             # 60x20 the join command was cut off the bottom: a large-font trial)
-            tail = _results_tail(model, join_hint, brief=True)
+            tail = _results_tail(model, join_hint, brief=True, width=width)
             room = height - _drawn_lines(tail, width)
         table = _results_table(model, width, room)
     table.append_text(tail)
     return table
+
+
+def command_text(command: str, width: int) -> Text:
+    """A command to copy, on lines of its own: indented when it fits so, else from the edge,
+    else over two lines a shell reads as one (`` \\`` before ``--server``): at 60 columns the
+    screen broke it before the server's URL, and the first line pasted went to another server
+    (a large-font trial)."""
+    if drawn_cells(command) + 2 <= width:
+        return plain(f"  {command}", "cyan")
+    head, sep, url = command.partition(" --server ")
+    if drawn_cells(command) <= width or not sep:
+        return plain(command, "cyan")
+    t = plain(head, "cyan")
+    t.append(" \\\n  --server ", style="cyan")  # (ours: a backslash the shell reads, not escaped)
+    t.append_text(plain(url, "cyan"))
+    return t
 
 
 def _drawn_lines(text: Text, width: int) -> int:
@@ -554,7 +572,9 @@ def _ties_line(standings: list[Standing]) -> str:
     return f"equal scores: placed by who reached it first{then}: " + "; ".join(said)
 
 
-def _results_tail(model: RaceModel, join_hint: str | None, brief: bool = False) -> Text:
+def _results_tail(
+    model: RaceModel, join_hint: str | None, brief: bool = False, width: int = 78
+) -> Text:
     """What follows the table: the deal check, the race's record, who asked for a rematch,
     where the room is now, the keys (``brief``: not where to replay the deal or the record)."""
     last = model.last
@@ -603,8 +623,8 @@ def _results_tail(model: RaceModel, join_hint: str | None, brief: bool = False) 
                 style=DIM,
             )
     if join_hint and model.phase not in ("kicked", "gone"):  # (no next race: the room is gone)
-        t.append("others join the next race with:\n  ", style=DIM)
-        t.append_text(plain(join_hint, "cyan"))
+        t.append("others join the next race with:\n", style=DIM)
+        t.append_text(command_text(join_hint, width))
         t.append("\n")
     asked = model.rematch_asked()
     if asked:

@@ -2048,6 +2048,10 @@ def test_results_on_a_narrow_screen_keep_the_names_and_the_join_command() -> Non
     assert any(line.split()[:4] == ["2.", "Ann", "(you)", "resigned"] for line in lines)
     assert "aisl." not in text and "undos" in text
     assert "ws://192.168.1.20:8765" in text and "n: rematch" in text
+    # the command on lines a shell reads as one (it broke before the URL, which a paste of the
+    # first line left out: a large-font trial)
+    assert "patience-race join K7QM-X2PF \\\n  --server ws://192.168.1.20:8765" in text
+    assert screens.command_text(hint, 78).plain == f"  {hint}"
     assert screens._drawn_lines(Text(text), 58) <= 15 and "r.json" not in text
     # lines wrap at words, as the screen wraps them: a line more than the cells say (the keys
     # went off the bottom: a review)
