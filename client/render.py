@@ -740,7 +740,7 @@ def standings_line(model: RaceModel, width: int) -> Text:
         me = p.id == model.you
         e = Text(f"{place} ", style="bold" if me else DIM)
         e.append(clip(p.name, 12) + (" (you)" if me else ""), style="bold" if me else "")
-        e.append(f" {p.score}", style="green")
+        e.append(f": {p.score}", style="green")  # ("Bot 1 98" read as a name: a trial)
         status = words.get(p.status, "")
         if not p.connected and p.status == "playing":
             status = " away"
@@ -749,6 +749,10 @@ def standings_line(model: RaceModel, width: int) -> Text:
         e.append(status, style=DIM)
         return e
 
+    if model.room is not None:
+        # the room's code, which the header gives up first (watch or join again with it: the
+        # race screen showed it nowhere below 80 columns, a large-font trial)
+        t.append(display_code(model.room.code), style="cyan")
     entries = [(p.id == model.you, entry(i + 1, p)) for i, p in enumerate(order)]
     mine = next((e for me, e in entries if me), None)
     shown_mine = mine is None

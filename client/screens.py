@@ -36,11 +36,16 @@ def header(
     racing = model.phase == "racing" and not model.holding
     t = _header(model, auto_home, now, True, reconnecting, "aisleriot ")
     args: tuple[bool, str, str] = (True, "aisleriot ", "auto-home")
-    for args in (
+    forms: list[tuple[bool, str, str]] = [
         (False, "aisleriot ", "auto-home"),
         (False, "", "auto-home"),
         (False, "", "home"),  # a long title (a certified deal): "home on" still fits
-    ):
+    ]
+    if width and width < 80:
+        # a small screen (a large font): auto-home's word before the game's name, whose suits
+        # were cut ("Spider …": a large-font trial); o says which it is when pressed
+        forms.append((False, "", ""))
+    for args in forms:
         if not width or not racing or t.cell_len <= width:
             break
         t = _header(model, auto_home, now, args[0], reconnecting, args[1], args[2])
@@ -93,7 +98,7 @@ def _header(
         t.append(f"  {plural(state.moves, 'move')}")
         if model.undo_allowed:  # (with undo off, "0 undos" all race long said nothing)
             t.append(f"  {plural(state.undos, 'undo')}")
-        if state.config.game == SPIDER:
+        if state.config.game == SPIDER and home:
             t.append(f"  {home} {'on' if auto_home else 'off'}", style=DIM)
     if model.role == "spectator":
         t.append("  watching", style="magenta")

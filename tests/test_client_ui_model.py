@@ -738,6 +738,11 @@ def test_every_footer_and_the_racing_header_fit_80_columns() -> None:
     narrow = screens.header(spider, True, now=1.0, width=80).plain
     assert "room ABCD-2345" in wide and "room" not in narrow
     assert cell_len(narrow) <= 80 and "auto-home on" in narrow and "time left 14:59" in narrow
+    # a small screen (a large font): auto-home's word goes before the game's suits (it showed
+    # "Spider …": a trial)
+    spider.state.moves = 100  # type: ignore[union-attr]
+    small = screens.header(spider, True, now=1.0, width=60).plain
+    assert cell_len(small) <= 60 and small.startswith(" Spider (") and "home" not in small
 
 
 def test_spiders_home_is_a_click_target_that_sends_the_picked_run_home() -> None:
@@ -2015,12 +2020,16 @@ def test_a_narrow_screen_has_the_places_on_one_line_and_keys_that_fit() -> None:
         progress(i, n, score=score, status=st) for i, (n, score, st) in enumerate(rows, 1)
     ]
     line = render.standings_line(model, 58).plain
-    assert line.startswith("1 Bob 340 won  2 Dee 200  3 Ann (you) 120")
+    assert line.startswith("1 Bob: 340 won  2 Dee: 200  3 Ann (you): 120")
     assert cell_len(line) <= 58
     model.you = 6  # last: shown after the leaders that fit
     line = render.standings_line(model, 40).plain
-    assert line.startswith("1 Bob 340 won") and line.endswith("6 Fay (you) 1")
+    assert line.startswith("1 Bob: 340 won") and line.endswith("6 Fay (you): 1")
     assert cell_len(line) <= 40
+    # the room's code first: the header gives it up first (nothing showed it: a trial)
+    model.room = room([member(1, "Ann")], state="racing")
+    line = render.standings_line(model, 58).plain
+    assert line.startswith("ABCD-2345  1 Bob: 340 won") and line.endswith("6 Fay (you): 1")
     keys = "1-0 pick  ↑↓ more/fewer  f home  d deal  u undo  xx resign  qq quit  ? help"
     assert screens.fit_keys(keys, 80) == keys
     short = screens.fit_keys(keys, 58)
