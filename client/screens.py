@@ -109,6 +109,18 @@ def _header(
     return t
 
 
+def fit_lines(keys: str, width: int) -> list[str]:
+    """A line of keys (items two spaces apart) on as many lines as ``width`` needs, broken
+    between items."""
+    lines: list[str] = []
+    for item in re.split(r" {2,}", keys.strip()):
+        if lines and cell_len(lines[-1]) + 2 + cell_len(item) <= width:
+            lines[-1] += "  " + item
+        else:
+            lines.append(item)
+    return lines
+
+
 def fit_keys(keys: str, width: int) -> str:
     """A keys line in ``width`` cells: its items (two spaces or more apart) closer, then the
     last but help left out, one by one, as the help lists them all (at 60 columns the line was
@@ -194,15 +206,19 @@ def lobby(
     ``height`` (a large font), without its blank lines and the keys the keys line says too, the
     players in two columns from 9 on, as narrow as the screen (at 60x20 the host's keys fell
     off the bottom: a large-font trial)."""
-    t = _lobby(model, now, join_hint, width, False)
-    if height is not None and _drawn_lines(t, width) > height:
-        t = _lobby(model, now, join_hint, width, True)
+    t = _lobby(model, now, join_hint, width, 0)
+    for compact in (1, 2):  # the blank lines first, then the keys (they went together, and
+        # five lines stayed empty: a large-font trial)
+        if height is None or _drawn_lines(t, width) <= height:
+            break
+        t = _lobby(model, now, join_hint, width, compact)
     return t
 
 
 def _lobby(
-    model: RaceModel, now: float | None, join_hint: str | None, width: int, compact: bool
+    model: RaceModel, now: float | None, join_hint: str | None, width: int, compact: int
 ) -> Text:
+    """``compact``: 0 as it is, 1 without blank lines, 2 nor the keys the keys line has."""
     t = Text()
     gap = "" if compact else "\n"
     room = model.room
@@ -303,14 +319,14 @@ def _lobby(
         if me is not None and not me.ready and others and all(m.ready for m in others):
             # (the race waited on them, and nothing on their screen said so: club-night trial)
             t.append("Everyone else is ready: press r to start the race.\n", style="bold yellow")
-        if compact:
+        if compact > 1:
             return t  # (the keys line says them)
         t.append("r: ready / not ready", style="bold")
         if model.is_host():
             t.append("   s: ready and start\n")
-            t.append(
-                "g game  o/v options  m mode  t time  u undo  +/- seats  p private  w winnable"
-            )
+            # broken between keys, never inside one ("p" / "private" at 60 columns: a trial)
+            keys = "g game  o/v options  m mode  t time  u undo  +/- seats  p private  w winnable"
+            t.append("\n".join(fit_lines(keys, width)))
         t.append("\n")
     else:
         t.append("You are watching: the race starts when the players are ready.\n")

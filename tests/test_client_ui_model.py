@@ -2094,6 +2094,13 @@ def test_a_full_lobby_fits_a_large_font_screen() -> None:
     assert all(cell_len(line) <= 58 for line in lines)
     assert "Ann" in small.plain and "Bot 16" in small.plain and "ws://192.168.1.20" in small.plain
     assert "Everyone else is ready" in small.plain and "g game" not in small.plain
+    # a lobby of three at 60x20, with a watcher: the blank lines go, the keys stay, broken
+    # between keys (both went, five lines stayed empty, "p" / "private": a large-font trial)
+    model.room = room([*members[:3], member(20, "Wes", role="spectator")])
+    few = screens.lobby(model, join_hint=hint, width=58, height=16)  # a two-line message's
+    assert screens._drawn_lines(few, 58) <= 16 and "\n\n" not in few.plain.strip()
+    assert "g game" in few.plain and "w winnable" in few.plain
+    assert all(cell_len(line) <= 58 for line in few.plain.splitlines() if "join" not in line)
 
 
 @pytest.mark.parametrize("players", [2, 7, 14, 15, 16])
