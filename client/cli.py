@@ -332,7 +332,7 @@ def cmd_races(args: argparse.Namespace) -> int:
                 # says: a review)
                 ran = (record.ended_at or record.started_at) - record.started_at
                 limit = record.settings.time_limit
-                result = "time up" if limit and ran >= limit - 0.5 else "unfinished"
+                result = "time up" if limit and ran >= limit - 0.5 else "stopped"
             print(f"  {s.rank:>2}. {clean(s.name)}: {result}, score {s.score}{time_}")
         # (as this program was started: "patience-race replay" was "command not found" to
         # one who ran .venv/bin/patience-race: a verification trial)

@@ -756,18 +756,24 @@ def standings_line(model: RaceModel, width: int) -> Text:
     entries = [(p.id == model.you, entry(i + 1, p)) for i, p in enumerate(order)]
     mine = next((e for me, e in entries if me), None)
     shown_mine = mine is None
-    for me, e in entries:
-        # room is kept for your own place after a " … " while it is not shown yet
+    shown = 0
+    for k, (me, e) in enumerate(entries):
+        # room is kept for your own place after a " … " while it is not shown yet, and for a
+        # " +N" of those not shown (leading, the others left out went unsaid: a re-trial)
         reserve = 0 if shown_mine or me else mine.cell_len + 3 if mine is not None else 0
-        if t.cell_len + (2 if t.cell_len else 0) + e.cell_len + reserve > width:
+        more = len(f" +{len(entries) - k - 1}") if k < len(entries) - 1 else 0
+        if t.cell_len + (2 if t.cell_len else 0) + e.cell_len + max(reserve, more) > width:
             break
         if t.cell_len:
             t.append("  ")
         t.append_text(e)
+        shown += 1
         shown_mine = shown_mine or me
     if not shown_mine and mine is not None:
-        t.append(" … " if t.cell_len else "")
+        t.append(" … " if t.cell_len else "")  # (the places skipped say how many)
         t.append_text(mine)
+    elif shown < len(entries):
+        t.append(f" +{len(entries) - shown}", style=DIM)
     t.truncate(width, overflow="ellipsis")
     return t
 

@@ -154,7 +154,7 @@ def replay_race(path: Path | str, data: dict[str, object]) -> int:
             word = "dropped"  # (as the results and `races` say it: a race-night trial)
         if word in ("playing", "waiting"):  # as the results said it: the race ended first
             ran = (race.ended_at or race.started_at) - race.started_at
-            word = "time up" if se.time_limit and ran >= se.time_limit - 0.5 else "unfinished"
+            word = "time up" if se.time_limit and ran >= se.time_limit - 0.5 else "stopped"
         print(
             f"  {rank}{clean(player.name)}: {counted(state)}, score {state.score()}, {word}: {'ok' if same_board and same_score else 'MISMATCH'}"
         )

@@ -207,8 +207,8 @@ def lobby(
     players in two columns from 9 on, as narrow as the screen (at 60x20 the host's keys fell
     off the bottom: a large-font trial)."""
     t = _lobby(model, now, join_hint, width, 0)
-    for compact in (1, 2):  # the blank lines first, then the keys (they went together, and
-        # five lines stayed empty: a large-font trial)
+    for compact in range(1, 6):  # a blank line at a time, then the keys (they all went
+        # together, and lines stayed empty: a large-font trial)
         if height is None or _drawn_lines(t, width) <= height:
             break
         t = _lobby(model, now, join_hint, width, compact)
@@ -218,9 +218,14 @@ def lobby(
 def _lobby(
     model: RaceModel, now: float | None, join_hint: str | None, width: int, compact: int
 ) -> Text:
-    """``compact``: 0 as it is, 1 without blank lines, 2 nor the keys the keys line has."""
+    """``compact``: 0 as it is; 1 to 3 without as many of its blank lines (the one under the
+    settings first, then the one under the join command, then under the players); 4 without
+    the host's settings keys, 5 nor "r: ready" (the keys line has them all)."""
     t = Text()
-    gap = "" if compact else "\n"
+
+    def gap(n: int) -> str:
+        return "" if compact >= n else "\n"
+
     room = model.room
     if room is None:
         return Text("Connecting...")
@@ -238,7 +243,7 @@ def _lobby(
         t.append_text(command_text(hint, width))
     else:
         t.append_text(plain(hint, "cyan"))
-    t.append("\n" + gap)
+    t.append("\n" + gap(2))
     t.append("Game: ")
     t.append_text(plain(s.title))
     t.append("\n")
@@ -260,7 +265,7 @@ def _lobby(
             "This deal can be found from its first cards: race people you trust.\n",
             style="yellow",
         )
-    t.append(gap)
+    t.append(gap(1))
     players = [m for m in room.members if m.role == "player"]
     # up to 8 players a line each; more (rooms of up to 16 seats) in two columns, so that the
     # lobby stays whole at 80x24
@@ -302,10 +307,10 @@ def _lobby(
         t.append(f"  ·        {plural(free, 'free seat')}\n", style=DIM)
     watchers = [m.name for m in room.members if m.role == "spectator"]
     if watchers:
-        t.append(gap + "Watching: ", style="magenta")
+        t.append(gap(3) + "Watching: ", style="magenta")
         t.append(watching_line(watchers, width - len("Watching: ")), style="magenta")
         t.append("\n")
-    t.append(gap)
+    t.append(gap(3))
     if model.phase == "countdown":
         if model.countdown_end is None:
             t.append("Waiting for the players to be back after a restart\n", style="bold yellow")
@@ -319,11 +324,13 @@ def _lobby(
         if me is not None and not me.ready and others and all(m.ready for m in others):
             # (the race waited on them, and nothing on their screen said so: club-night trial)
             t.append("Everyone else is ready: press r to start the race.\n", style="bold yellow")
-        if compact > 1:
+        if compact > 4:
             return t  # (the keys line says them)
         t.append("r: ready / not ready", style="bold")
         if model.is_host():
             t.append("   s: ready and start\n")
+            if compact > 3:
+                return t
             # broken between keys, never inside one ("p" / "private" at 60 columns: a trial)
             keys = "g game  o/v options  m mode  t time  u undo  +/- seats  p private  w winnable"
             t.append("\n".join(fit_lines(keys, width)))
@@ -517,6 +524,7 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
     idle = {p.id for p in model.progress if p.status == "left" and p.connected}
     stopped = last is not None and last.stopped
     shown = list(standings)
+    more_before: Standing | None = None
     scores = [s.score for s in standings if s.status != "won"]
     ties = len(scores) != len(set(scores))
     # (on as many lines as it takes, up to three: one line cut four players' ties short at 100
@@ -532,11 +540,16 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
             shown = shown[: max(1, fit_all - 1)]
             if mine is not None and mine not in shown:
                 shown[-1] = mine  # your own place, whatever it is
+                more_before = mine  # "... and N more" above it, where they are (a re-trial)
             # the ties of the rows shown only (16 players at 80x24 named players not shown)
             kept = [x.score for x in shown if x.status != "won"]
             ties = len(kept) != len(set(kept))
             tie_lines = wrap_cells(_ties_line(shown), width, 3) if ties else []
+    hidden = len(standings) - len(shown)
+    more = f"    ... and {plural(hidden, 'more player')} (a taller terminal shows all)\n"
     for s in shown:
+        if s is more_before:
+            t.append(more, style=DIM)
         me = s.id == model.you
         style = "bold yellow" if me else ""
         t.append(f"{s.rank:>2}. ", style=style)
@@ -559,11 +572,8 @@ def _results_table(model: RaceModel, width: int, rows: int | None) -> Text:
         time_ = clock(s.finish_ms) if s.finish_ms is not None else "-"
         row += f" {time_:>6} {s.moves:>5}" + (f" {s.undos:>5}" if undo else "") + "\n"
         t.append(row, style=style)
-    if len(shown) < len(standings):
-        more = len(standings) - len(shown)
-        t.append(
-            f"    ... and {plural(more, 'more player')} (a taller terminal shows all)\n", style=DIM
-        )
+    if hidden and more_before is None:
+        t.append(more, style=DIM)
     if spider:
         t.append("score: xpat2's (0-1000); aisl.: aisleriot's (0-96)\n", style=DIM)
     if ties:

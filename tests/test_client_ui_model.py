@@ -1524,6 +1524,10 @@ def test_a_long_results_table_leaves_the_keys_on_screen() -> None:
     assert "n: rematch" in lines[-1]
     assert any(line.split()[1:2] == ["Ann"] for line in lines if line.strip()[:1].isdigit())
     assert "more players" in text
+    # the players left out are said where they are: above your own place, the last (it came
+    # after it, as if some had placed below the last: a re-trial)
+    places = [line for line in lines if line.strip()[:1].isdigit() or "more player" in line]
+    assert "more player" in places[-2] and places[-1].split()[1] == "Ann"
     # a tall terminal shows everyone
     assert "more player" not in screens.results(model, 78, height=60).plain
     # and a table that fits whole is shown whole, using the height to its last line (8
@@ -2030,6 +2034,9 @@ def test_a_narrow_screen_has_the_places_on_one_line_and_keys_that_fit() -> None:
     model.room = room([member(1, "Ann")], state="racing")
     line = render.standings_line(model, 58).plain
     assert line.startswith("ABCD-2345  1 Bob: 340 won") and line.endswith("6 Fay (you): 1")
+    model.you = 2  # leading: those left out are counted (they went unsaid: a re-trial)
+    line = render.standings_line(model, 58).plain
+    assert line.startswith("ABCD-2345  1 Bob (you): 340 won") and line.endswith(" +3")
     keys = "1-0 pick  ↑↓ more/fewer  f home  d deal  u undo  xx resign  qq quit  ? help"
     assert screens.fit_keys(keys, 80) == keys
     short = screens.fit_keys(keys, 58)
@@ -2101,6 +2108,12 @@ def test_a_full_lobby_fits_a_large_font_screen() -> None:
     assert screens._drawn_lines(few, 58) <= 16 and "\n\n" not in few.plain.strip()
     assert "g game" in few.plain and "w winnable" in few.plain
     assert all(cell_len(line) <= 58 for line in few.plain.splitlines() if "join" not in line)
+    # a line short: one blank line goes, not all of them (lines were left empty: a re-trial)
+    one_short = screens.lobby(model, join_hint=hint, width=58, height=19)
+    assert screens._drawn_lines(one_short, 58) == 19 and one_short.plain.count("\n\n") == 3
+    # the host's settings keys go before "r: ready" (all three lines went, one fitting)
+    tight = screens.lobby(model, join_hint=hint, width=58, height=14)
+    assert "g game" not in tight.plain and "r: ready / not ready" in tight.plain
 
 
 @pytest.mark.parametrize("players", [2, 7, 14, 15, 16])

@@ -424,7 +424,8 @@ def test_kept_records_are_written_whole_and_the_oldest_go(
     listed = out.getvalue()
     assert "\x1b" not in listed and "\\x1b" in listed and "000000000011" not in listed
     # a player still playing when a timed race ended: "time up", as the results said (it said
-    # "unfinished": a new-user trial); in a race with no time limit, unfinished
+    # "unfinished": a new-user trial); in a race with no time limit, or one stopped early:
+    # stopped, as the results say it (a re-trial)
     zed = Standing(
         rank=1, id=1, name="Zed", status="playing", score=3, score2=None, finish_ms=None,
         score_ms=0, moves=1, undos=0,
@@ -445,9 +446,9 @@ def test_kept_records_are_written_whole_and_the_oldest_go(
         assert cli_main(["races"]) == 0
     said = [line for line in out.getvalue().splitlines() if "Zed" in line]
     assert sorted(said) == [
+        "   1. Zed: stopped, score 3",
+        "   1. Zed: stopped, score 3",
         "   1. Zed: time up, score 3",
-        "   1. Zed: unfinished, score 3",
-        "   1. Zed: unfinished, score 3",
     ]
     # practice games, kept apart, are said (they were nowhere: a records trial)
     practice = tmp_path.parent / "state-races" / "patience-race" / "practice"

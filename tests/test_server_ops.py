@@ -517,7 +517,7 @@ async def test_replay_of_a_race_that_ended_on_time_says_time_up(
     export.write_text(json.dumps(data))
     assert client_main(["replay", str(export)]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  #")]
-    assert all("unfinished: ok" in line for line in lines), lines
+    assert all("stopped: ok" in line for line in lines), lines
 
 
 # -- the real process: SIGTERM ----------------------------------------------------------------------
