@@ -3,6 +3,10 @@ the countdown, the lobby's join hint, the screen used at every size."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
 from textual import events
 from textual.widgets import Static
 
@@ -193,15 +197,13 @@ async def test_a_closed_room_says_why_after_the_connection_goes() -> None:
         await ann.close()
 
 
-async def test_a_race_stopped_by_its_room_closing_keeps_its_results_and_its_record() -> None:
-    """The host quit play mid-race: the friend who joined read "idle" beside their own name (they
-    had just moved), no word of why on the results, a join command and a record's URL on a
-    server gone, and no record kept (a records trial)."""
-    from client.saved_races import races_dir
-
-    async with running_server() as server:
-        ann = Connection(server.url)
-        await ann.open()
+@contextlib.asynccontextmanager
+async def bob_racing_ann(server: RaceServer) -> AsyncIterator[tuple[Connection, RaceApp, Any]]:
+    """Ann (a connection of the test's) hosts 1-suit Spider; Bob (the app) joins, both ready:
+    the race is on."""
+    ann = Connection(server.url)
+    await ann.open()
+    try:
         joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=SPIDER1))
         assert isinstance(joined, Joined)
         app = RaceApp(Plan(action="join", name="Bob", url=server.url, code=joined.room.code))
@@ -210,20 +212,31 @@ async def test_a_race_stopped_by_its_room_closing_keeps_its_results_and_its_reco
             await ann.request(Ready(seq=0))
             await pilot.press("r")
             await wait_until(pilot, lambda: app.model.phase == "racing")
-            await pilot.press("d")
-            await wait_until(pilot, lambda: app.model.state is not None and app.model.state.moves)
-            await server.close_rooms("Ann quit patience-race play, whose server this was")
-            last = app.model.last
-            await wait_until(pilot, lambda: last is not None and last.record_saved, timeout=10)
-            await pilot.pause(0.3)
-            assert last is not None and app.model.holding and app.model.phase == "kicked"
-            board = " ".join(text_of(app, "#board").split())
-            assert "Bob (you) stopped" in board and "idle" not in board
-            assert "others join the next race" not in board
-            saved = races_dir() / f"{last.race_id}.json"
-            assert saved.exists() and f"saved in {saved}" in board
-            assert "closed: Ann quit patience-race play" in status_of(app)
+            yield ann, app, pilot
+    finally:
         await ann.close()
+
+
+async def test_a_race_stopped_by_its_room_closing_keeps_its_results_and_its_record() -> None:
+    """The host quit play mid-race: the friend who joined read "idle" beside their own name (they
+    had just moved), no word of why on the results, a join command and a record's URL on a
+    server gone, and no record kept (a records trial)."""
+    from client.saved_races import races_dir
+
+    async with running_server() as server, bob_racing_ann(server) as (_, app, pilot):
+        await pilot.press("d")
+        await wait_until(pilot, lambda: app.model.state is not None and app.model.state.moves)
+        await server.close_rooms("Ann quit patience-race play, whose server this was")
+        last = app.model.last
+        await wait_until(pilot, lambda: last is not None and last.record_saved, timeout=10)
+        await pilot.pause(0.3)
+        assert last is not None and app.model.holding and app.model.phase == "kicked"
+        board = " ".join(text_of(app, "#board").split())
+        assert "Bob (you) stopped" in board and "idle" not in board
+        assert "others join the next race" not in board
+        saved = races_dir() / f"{last.race_id}.json"
+        assert saved.exists() and f"saved in {saved}" in board
+        assert "closed: Ann quit patience-race play" in status_of(app)
     from client.cli import main as client_main
 
     assert client_main(["replay", str(saved)]) == 0  # the record checks out as it stands
@@ -234,31 +247,20 @@ async def test_results_of_a_race_over_say_the_kept_file_once_the_room_closes() -
     of a server gone, though a copy was kept here (a review)."""
     from client.saved_races import races_dir
 
-    async with running_server() as server:
-        ann = Connection(server.url)
-        await ann.open()
-        joined = await ann.request(CreateRoom(seq=0, name="Ann", settings=SPIDER1))
-        assert isinstance(joined, Joined)
-        app = RaceApp(Plan(action="join", name="Bob", url=server.url, code=joined.room.code))
-        async with app.run_test(size=(100, 30)) as pilot:
-            await wait_until(pilot, lambda: app.model.phase == "lobby")
-            await ann.request(Ready(seq=0))
-            await pilot.press("r")
-            await wait_until(pilot, lambda: app.model.phase == "racing")
-            await ann.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
-            await pilot.press("x", "x")
-            await wait_until(pilot, lambda: app.model.holding)
-            last = app.model.last
-            assert last is not None and last.race_id is not None
-            await wait_until(pilot, lambda: last.race_id in app.kept_files)
-            assert last.record_at is not None and last.record_at.startswith("http")
-            await server.close_rooms("Ann quit patience-race play, whose server this was")
-            await wait_until(pilot, lambda: last.record_saved)
-            saved = races_dir() / f"{last.race_id}.json"
-            assert last.record_at == str(saved)
-            await pilot.pause(0.3)
-            assert f"saved in {saved}" in " ".join(text_of(app, "#board").split())
-        await ann.close()
+    async with running_server() as server, bob_racing_ann(server) as (ann, app, pilot):
+        await ann.request(MoveCmd(seq=0, move=WireMove(kind="resign")))
+        await pilot.press("x", "x")
+        await wait_until(pilot, lambda: app.model.holding)
+        last = app.model.last
+        assert last is not None and last.race_id is not None
+        await wait_until(pilot, lambda: last.race_id in app.kept_files)
+        assert last.record_at is not None and last.record_at.startswith("http")
+        await server.close_rooms("Ann quit patience-race play, whose server this was")
+        await wait_until(pilot, lambda: last.record_saved)
+        saved = races_dir() / f"{last.race_id}.json"
+        assert last.record_at == str(saved)
+        await pilot.pause(0.3)
+        assert f"saved in {saved}" in " ".join(text_of(app, "#board").split())
 
 
 HOSTILE = ["[/]x", "[@click=app.quit]Bob[/]", "[link=http://x]L[/link]"]

@@ -1008,6 +1008,22 @@ def test_st_helena_cards_keep_their_size_within_a_deal(width: int) -> None:
     assert drawn()[0] != before  # the same deal: one row a pile still
 
 
+def grown_board(
+    game: str, piles: tuple[int, ...], grown: int, width: int, height: int
+) -> tuple[RaceModel, render.Grid, set[tuple[int, ...]]]:
+    """Deal 4 of ``game`` with ``piles`` grown by ``grown`` cards, drawn in ``width`` x
+    ``height``: the model, the grid (checked to stay in its size) and the cards drawn."""
+    model = RaceModel(name="me", phase="racing")
+    model.state = new_game(GameConfig(game, {}), 4)
+    for i in piles:
+        for k in range(grown):
+            model.state.piles[i].append(model.state.piles[i][k % len(model.state.piles[i])])
+    grid = render.board_grid(model, Keys(model), height, width)
+    assert all(line.cell_len <= width for line in grid.lines)
+    assert len(grid.lines) <= height
+    return model, grid, {t[1:] for _, _, _, t in grid.hits if t[0] == "card"}
+
+
 @pytest.mark.parametrize("game", ["st-helena", "louis"])
 @pytest.mark.parametrize(
     ("width", "height"),
@@ -1021,15 +1037,8 @@ def test_every_card_is_on_the_screen_at_every_size(
     "+N") at the board sizes of a race at 80x24 (46x21), practice at 80x24 (80x21), 100x30, a
     race and practice at 120x40, with piles as dealt and grown by 5 and 12 cards: around the
     foundations where they fit, else one row a pile."""
-    model = RaceModel(name="me", phase="racing")
-    model.state = new_game(GameConfig(game, {}), 4)
-    for i in (0, 4, 6, 11):  # a pile of each band and side grows
-        for k in range(grown):
-            model.state.piles[i].append(model.state.piles[i][k % len(model.state.piles[i])])
-    grid = render.board_grid(model, Keys(model), height, width)
-    assert all(line.cell_len <= width for line in grid.lines)
-    assert len(grid.lines) <= height
-    drawn = {t[1:] for _, _, _, t in grid.hits if t[0] == "card"}
+    model, grid, drawn = grown_board(game, (0, 4, 6, 11), grown, width, height)  # each band
+    assert model.state is not None
     for i, pile in enumerate(model.state.piles):
         assert {(i, j) for j in range(len(pile))} <= drawn, i
     assert "+" not in grid.text().plain
@@ -1045,15 +1054,8 @@ def test_a_small_screen_keeps_the_whole_board_and_the_newest_cards(
     screen has and ran off its bottom (a review): the board stays in its height, the longest
     piles get the rows there are, and a pile without one shows its newest cards, its top card
     always, after a "+N" of the oldest."""
-    model = RaceModel(name="me", phase="racing")
-    model.state = new_game(GameConfig(game, {}), 4)
-    for i in piles:
-        for k in range(grown):
-            model.state.piles[i].append(model.state.piles[i][k % len(model.state.piles[i])])
-    grid = render.board_grid(model, Keys(model), height, width)
-    assert all(line.cell_len <= width for line in grid.lines)
-    assert len(grid.lines) <= height
-    drawn = {t[1:] for _, _, _, t in grid.hits if t[0] == "card"}
+    model, _, drawn = grown_board(game, piles, grown, width, height)
+    assert model.state is not None
     for i, pile in enumerate(model.state.piles):
         assert (i, len(pile) - 1) in drawn, i  # every top card, the one that plays
         shown = [j for j in range(len(pile)) if (i, j) in drawn]
