@@ -33,7 +33,8 @@ PRACTICE_HELP = (
   1-9 0 - =   pick a pile, then the pile to move onto (0 is pile 10,
               - 11, = 12);  ↑ / ↓: more / fewer cards of a Spider run
   f           the picked pile home;  k / a: to its king / ace foundation
-  d           deal            r r   redeal (St. Helena, Louis)
+  d           deal
+  r r         redeal (St. Helena, Louis)
   h           a hint: the strong bot's move, from what you can see
   u           undo, as far back as you like (practice only)
   o           Spider: full suits go home by themselves (on/off)

@@ -795,7 +795,8 @@ Race: pick a pile with its key, then the target pile
               escape, puts it down)
   f           the picked pile home;  k / a: to its king / ace foundation
   d           deal (Spider: a card on each pile; Louis: the stock)
-  r r         redeal (St. Helena, Louis)      u   undo
+  r r         redeal (St. Helena, Louis)
+  u           undo
   o           Spider: full suits go home by themselves (on/off)
   h           no hints in a race (patience-race practice has them)
   x x         resign      escape  drop the picked pile
@@ -837,7 +838,7 @@ def help_text(phase: str, undo: bool = True) -> str:
     text = HELP
     if not undo:
         text = text.replace(
-            "(St. Helena, Louis)      u   undo", "(St. Helena, Louis)  (undo is off)"
+            "\n  u           undo\n", "\n  u           (undo is off in this room)\n"
         )
         text = text.replace("(rr redeal, u undo...)", "(rr redeal, x x resign...)")
     lines = text.splitlines()
