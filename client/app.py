@@ -106,7 +106,7 @@ class RaceApp(App[None]):
     #top { text-wrap: nowrap; text-overflow: ellipsis; }
     #board { width: 1fr; height: 1fr; padding: 0 1; }
     #board.grid { text-wrap: nowrap; text-overflow: clip; }
-    #side { width: 32; padding: 0 1; border-left: solid $primary-darken-2; }
+    #side { width: 32; padding: 0 1; border-left: solid $primary; }
     #side { text-wrap: nowrap; text-overflow: clip; }
     #status { text-wrap: nowrap; text-overflow: ellipsis; }
     #side.wide { width: 40; }
