@@ -775,6 +775,10 @@ class RaceApp(App[None]):
     def on_board_clicked(self, message: Board.Clicked) -> None:
         self.board_click(message.x, message.y)
 
+    def disarm(self) -> None:
+        """Drop the question a first press of a two-press key asked (quit)."""
+        self.quit_armed = False
+
     def board_click(self, x: int, y: int) -> None:
         """A click on the board: pick a run from a card, drop on a pile or foundation, deal."""
         grid, model, keys = self.grid, self.model, self.keys
@@ -783,6 +787,9 @@ class RaceApp(App[None]):
         target = grid.at(x, y)
         if target is None:
             return
+        # another action: a question asked by a first press (quit) is dropped, as a key drops
+        # it (one click on "qq quit" after a card's quit at once: a mouse trial)
+        self.disarm()
         move = None
         kind = target[0]
         if kind == "stock":

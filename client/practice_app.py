@@ -94,6 +94,10 @@ class PracticeApp(RaceApp):
     async def shutdown(self) -> None:
         return None
 
+    def disarm(self) -> None:
+        super().disarm()
+        self.new_armed = False
+
     # -- drawing --------------------------------------------------------------------------------
 
     def _draw(self) -> None:

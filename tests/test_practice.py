@@ -370,6 +370,30 @@ async def test_the_keys_on_the_status_line_can_be_clicked() -> None:
         await wait_until(pilot, lambda: type(app.screen).__name__ != "PracticeHelp")
 
 
+async def test_a_click_on_the_board_drops_the_quit_question() -> None:
+    """ "qq quit" clicked, a card clicked, "qq quit" clicked once more: the program quit at once,
+    the game lost (a mouse trial).  A click on the board drops the question, as a key does."""
+    from client.widgets import StatusBar
+
+    app = PracticeApp(SPIDER1, 1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.2)
+        bar = app.query_one("#status", StatusBar)
+        keys_y = str(bar.render()).count("\n")
+        x = app.footer_shown.index("qq quit")
+        await pilot.click("#status", offset=(x + 1, keys_y))
+        await wait_until(pilot, lambda: "Quit?" in app.model.status)
+        assert app.grid is not None
+        y, x0, _, _ = next(h for h in app.grid.hits if h[3][0] == "card")
+        await pilot.click("#board", offset=(x0 + 1, y))
+        await wait_until(pilot, lambda: app.keys.source is not None)
+        await pilot.click("#status", offset=(x + 1, keys_y))
+        await wait_until(pilot, lambda: "Quit?" in app.model.status)
+        assert app.is_running  # asked again, not gone
+        await pilot.click("#status", offset=(x + 1, keys_y))
+        await wait_until(pilot, lambda: not app.is_running)
+
+
 async def test_the_practice_header_keeps_the_hints_with_a_long_deal_number(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
