@@ -121,23 +121,40 @@ def fit_lines(keys: str, width: int) -> list[str]:
     return lines
 
 
+FIRST_TO_GO = ("↑↓", "f home", "f/k/a", "d deal", "h hint", "k: kick", "g/o/v")
+"""Keys a narrow keys line leaves out first, in this order: each has another way (a click on a
+card, a foundation or the stock) or is in the help; resign, quit and leave stay (a mouse user
+at 60 columns could not resign, quit or leave: a mouse trial)."""
+
+
 def fit_keys(keys: str, width: int) -> str:
-    """A keys line in ``width`` cells: its items (two spaces or more apart) closer, then the
-    last but help left out, one by one, as the help lists them all (at 60 columns the line was
-    cut, help and all: a large-font trial).  The first item and the help stay."""
+    """A keys line in ``width`` cells: its items (two spaces or more apart) closer, then items
+    left out, those of :data:`FIRST_TO_GO` first, then from the end, as the help lists them all
+    (at 60 columns the line was cut, help and all: a large-font trial); the first item and the
+    help stay.  One left out that fits again once another has gone is put back."""
     if cell_len(keys) <= width:
         return keys
     items = re.split(r" {2,}", keys.strip())
-    line = "  ".join(items)
-    # the last item but the help (wherever it is: a watcher's line ends "(watching)", and its
-    # help went first: a review) and the first
-    while cell_len(line) > width:
-        gone = [i for i in range(1, len(items)) if "help" not in items[i]]
-        if not gone:
+    keep = list(items)
+
+    def order(i: int) -> tuple[int, int]:
+        first = next((k for k, p in enumerate(FIRST_TO_GO) if items[i].startswith(p)), None)
+        return (0, k) if (k := first) is not None else (1, -i)
+
+    # (the help wherever it is: a watcher's line ends "(watching)", and its help went first: a
+    # review)
+    candidates = sorted((i for i in range(1, len(items)) if "help" not in items[i]), key=order)
+    gone: list[int] = []
+    for i in candidates:
+        if cell_len("  ".join(keep)) <= width:
             break
-        del items[gone[-1]]
-        line = "  ".join(items)
-    return line
+        keep.remove(items[i])
+        gone.append(i)
+    for i in reversed(gone):  # back, if it fits now
+        trial = [items[j] for j in range(len(items)) if items[j] in keep or j == i]
+        if cell_len("  ".join(trial)) <= width:
+            keep = trial
+    return "  ".join(keep)
 
 
 def footer_keys(model: RaceModel) -> str:
