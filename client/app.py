@@ -794,6 +794,9 @@ class RaceApp(App[None]):
         kind = target[0]
         if kind == "stock":
             move = keys.press("d")
+        elif kind == "foundation" and keys.source is None:
+            # (nothing happened, nothing said: a mouse trial)
+            model.status = "Pick a pile first (click its card), then click the foundation."
         elif kind == "foundation":
             move = keys.home(target[1])
         elif kind == "card" and (keys.source is None or keys.source == target[1]):

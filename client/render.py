@@ -188,7 +188,7 @@ def _spider(grid: Grid, model: RaceModel, keys: Keys, height: int, width: int) -
     assert state is not None
     done = sum(1 for f in state.foundations if f)
     stock = Text(f"Stock {len(state.stock)} ({plural(state.deals_left, 'deal')})", style=DIM)
-    grid.put(0, 0, stock, ("stock",) if state.stock else None)
+    grid.put(0, 0, stock, ("stock",))  # (empty: a click says why it cannot deal, as d does)
     grid.put(0, stock.cell_len, Text("  "))
     home = f"Home {done}/8"
     if state.won and done < 8:

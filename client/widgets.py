@@ -140,6 +140,11 @@ def footer_key(keys: str, x: int) -> str | None:
             token = item.group().split(" ")[0].rstrip(":")
             if token in ("rr", "xx", "qq"):
                 return token[0]  # each click is one press: the second confirms
+            at = x - item.start()
+            if "/" in token and at < len(token) and token[at] != "/":
+                # one of several keys ("g/o/v/m/t/u/+/-/p/w: settings"): the one clicked (the
+                # host's settings could not be reached by mouse: a mouse trial)
+                return token[at]
             if token == "f/k/a":
                 return "f"
             if len(token) == 1 and token not in "-=":

@@ -2150,3 +2150,20 @@ def test_the_help_is_wrapped_to_its_box_each_entry_under_its_own_text(width: int
     lines = fit_help(screens.HELP, 55).splitlines()
     undo = next(i for i, line in enumerate(lines) if line.startswith("  mouse"))
     assert lines[undo + 1].startswith(" " * 14 + "a pile")  # under the description
+
+
+def test_a_click_on_one_of_several_keys_presses_that_one() -> None:
+    """The host's settings ("g/o/v/m/t/u/+/-/p/w: settings") could not be reached by mouse (a
+    mouse trial): a click on a letter presses it; on a slash or the word, nothing."""
+    from client.widgets import footer_key
+
+    line = "r: ready  s: start  g/o/v/m/t/u/+/-/p/w: settings  k: kick  ?: help"
+    at = line.index("g/o/v")
+    assert [footer_key(line, at + i) for i in range(0, 19, 2)] == list("govmtu+-pw")
+    assert footer_key(line, at + 1) is None  # a slash
+    assert footer_key(line, line.index("settings")) is None
+    assert footer_key(line, line.index("k: kick")) == "k"
+    race = "1-0 -= pick  f/k/a home  rr redeal  u undo  ? help"
+    assert footer_key(race, race.index("k/a")) == "k"
+    assert footer_key(race, race.index("home")) == "f"  # the word: f, as before
+    assert footer_key(race, 0) is None  # a range of piles: pick one on the board

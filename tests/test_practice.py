@@ -394,6 +394,28 @@ async def test_a_click_on_the_board_drops_the_quit_question() -> None:
         await wait_until(pilot, lambda: not app.is_running)
 
 
+async def test_clicks_that_cannot_play_say_why() -> None:
+    """A click on Home with no pile picked, and on an empty stock, did nothing and said
+    nothing (a mouse trial)."""
+    app = PracticeApp(SPIDER1, 1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.2)
+
+        def where(kind: str) -> tuple[int, int]:
+            assert app.grid is not None
+            y, x0, _, _ = next(h for h in app.grid.hits if h[3][0] == kind)
+            return x0 + 1, y
+
+        await pilot.click("#board", offset=where("foundation"))
+        await wait_until(pilot, lambda: "Pick a pile first" in app.model.status)
+        for _ in range(5):
+            await pilot.press("d")
+        await wait_until(pilot, lambda: not app.practice.state.stock)
+        app.model.status = ""
+        await pilot.click("#board", offset=where("stock"))
+        await wait_until(pilot, lambda: "stock" in app.model.status.lower())
+
+
 async def test_the_practice_header_keeps_the_hints_with_a_long_deal_number(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
