@@ -21,7 +21,6 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.filter import Monochrome, NoColor
-from textual.widgets import Static
 
 from protocol.config import SPIDER
 from protocol.messages import MAX_NAME, Kick, Member, Moved, RoomInfo, Settings
@@ -37,7 +36,7 @@ from .saved_races import record_url, save_race
 from .session import SeatInUse, Session
 from .terminal import program
 from .text import safe
-from .widgets import Board, HelpScreen, StatusBar, escape_and_key
+from .widgets import Board, HelpScreen, StatusBar, Steady, escape_and_key
 
 if TYPE_CHECKING:
     from server.app import RaceServer  # (imported when needed: only ``play`` runs a server)
@@ -165,8 +164,8 @@ class RaceApp(App[None]):
     def compose(self) -> ComposeResult:
         # kept as attributes: the help overlay is another screen, and the view must still
         # follow the race underneath it
-        self.top, self.main_view = Static(id="top"), Board(id="board")
-        self.side, self.status_line = Static(id="side"), StatusBar(id="status")
+        self.top, self.main_view = Steady(id="top"), Board(id="board")
+        self.side, self.status_line = Steady(id="side"), StatusBar(id="status")
         yield self.top
         with Horizontal(id="main"):
             yield self.main_view
@@ -456,7 +455,8 @@ class RaceApp(App[None]):
             main.update(Text("Connecting..."))
         side.display = side_shown
         side.set_class(self.size.width >= 120, "wide")
-        side.update(render.opponents(m, side_w - 3, height))
+        if side_shown:  # (built for a hidden panel too, twice a draw for a watcher: a review)
+            side.update(render.opponents(m, side_w - 3, height))
 
     def too_small(self) -> bool:
         """Is the terminal smaller than every game's board needs (it is then not drawn)?"""

@@ -2167,3 +2167,26 @@ def test_a_click_on_one_of_several_keys_presses_that_one() -> None:
     assert footer_key(race, race.index("k/a")) == "k"
     assert footer_key(race, race.index("home")) == "f"  # the word: f, as before
     assert footer_key(race, 0) is None  # a range of piles: pick one on the board
+
+
+def test_an_unchanged_text_is_not_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The apps draw every 0.2 s and on every event; each update repainted the whole screen (idle
+    practice: 4 % of a core and 25 KB/s to the terminal at 80x24, 6 % and 97 KB/s at 200x60: a
+    client cost measurement).  The same text again is no update; another text, or the same
+    words in another style, is."""
+    from textual.widgets import Static
+
+    from client.widgets import Steady
+
+    drawn: list[object] = []
+    monkeypatch.setattr(
+        Static, "update", lambda self, content="", *, layout=True: drawn.append(content)
+    )
+    widget = Steady()
+    widget.update(Text("score 12", style="bold"))
+    widget.update(Text("score 12", style="bold"))  # the same: not drawn
+    widget.update(Text("score 12", style="dim"))  # another style: drawn
+    widget.update(Text("score 13", style="dim"))
+    widget.update("plain")
+    widget.update("plain")
+    assert [getattr(c, "plain", c) for c in drawn] == ["score 12", "score 12", "score 13", "plain"]
