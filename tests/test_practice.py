@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Static
@@ -349,20 +350,23 @@ async def test_a_suit_completed_in_practice_goes_home_by_itself() -> None:
         assert app.is_running
 
 
+async def click_key(app: PracticeApp, pilot: Any, label: str) -> None:
+    """Click the item ``label`` of the keys line (the status line's last line)."""
+    from client.widgets import StatusBar
+
+    keys_y = str(app.query_one("#status", StatusBar).render()).count("\n")
+    await pilot.click("#status", offset=(app.footer_shown.index(label) + 1, keys_y))
+
+
 async def test_the_keys_on_the_status_line_can_be_clicked() -> None:
     """Redeal, undo, resign... had no click target: a click on a key in the status line presses
     it (twice for those that ask to confirm), and a click closes the help."""
-    from client.widgets import StatusBar
-
     app = PracticeApp(GameConfig("st-helena", {}), 1)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause(0.2)
-        bar = app.query_one("#status", StatusBar)
-        keys_y = str(bar.render()).count("\n")
-        x = app.footer_shown.index("rr redeal")
-        await pilot.click("#status", offset=(x + 1, keys_y))
+        await click_key(app, pilot, "rr redeal")
         await wait_until(pilot, lambda: "Redeal?" in app.model.status)
-        await pilot.click("#status", offset=(x + 1, keys_y))
+        await click_key(app, pilot, "rr redeal")
         await wait_until(pilot, lambda: app.practice.state.redeals_left == 1)
         await pilot.press("?")
         await wait_until(pilot, lambda: type(app.screen).__name__ == "PracticeHelp")
@@ -373,24 +377,19 @@ async def test_the_keys_on_the_status_line_can_be_clicked() -> None:
 async def test_a_click_on_the_board_drops_the_quit_question() -> None:
     """ "qq quit" clicked, a card clicked, "qq quit" clicked once more: the program quit at once,
     the game lost (a mouse trial).  A click on the board drops the question, as a key does."""
-    from client.widgets import StatusBar
-
     app = PracticeApp(SPIDER1, 1)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause(0.2)
-        bar = app.query_one("#status", StatusBar)
-        keys_y = str(bar.render()).count("\n")
-        x = app.footer_shown.index("qq quit")
-        await pilot.click("#status", offset=(x + 1, keys_y))
+        await click_key(app, pilot, "qq quit")
         await wait_until(pilot, lambda: "Quit?" in app.model.status)
         assert app.grid is not None
         y, x0, _, _ = next(h for h in app.grid.hits if h[3][0] == "card")
         await pilot.click("#board", offset=(x0 + 1, y))
         await wait_until(pilot, lambda: app.keys.source is not None)
-        await pilot.click("#status", offset=(x + 1, keys_y))
+        await click_key(app, pilot, "qq quit")
         await wait_until(pilot, lambda: "Quit?" in app.model.status)
         assert app.is_running  # asked again, not gone
-        await pilot.click("#status", offset=(x + 1, keys_y))
+        await click_key(app, pilot, "qq quit")
         await wait_until(pilot, lambda: not app.is_running)
 
 
