@@ -135,26 +135,27 @@ def fit_keys(keys: str, width: int) -> str:
     if cell_len(keys) <= width:
         return keys
     items = re.split(r" {2,}", keys.strip())
-    keep = list(items)
 
     def order(i: int) -> tuple[int, int]:
-        first = next((k for k, p in enumerate(FIRST_TO_GO) if items[i].startswith(p)), None)
-        return (0, k) if (k := first) is not None else (1, -i)
+        first = [k for k, prefix in enumerate(FIRST_TO_GO) if items[i].startswith(prefix)]
+        return (0, first[0]) if first else (1, -i)
+
+    def line(kept: set[int]) -> str:
+        return "  ".join(items[i] for i in sorted(kept))
 
     # (the help wherever it is: a watcher's line ends "(watching)", and its help went first: a
     # review)
-    candidates = sorted((i for i in range(1, len(items)) if "help" not in items[i]), key=order)
+    kept = set(range(len(items)))
     gone: list[int] = []
-    for i in candidates:
-        if cell_len("  ".join(keep)) <= width:
+    for i in sorted((i for i in range(1, len(items)) if "help" not in items[i]), key=order):
+        if cell_len(line(kept)) <= width:
             break
-        keep.remove(items[i])
+        kept.discard(i)
         gone.append(i)
     for i in reversed(gone):  # back, if it fits now
-        trial = [items[j] for j in range(len(items)) if items[j] in keep or j == i]
-        if cell_len("  ".join(trial)) <= width:
-            keep = trial
-    return "  ".join(keep)
+        if cell_len(line(kept | {i})) <= width:
+            kept.add(i)
+    return line(kept)
 
 
 def footer_keys(model: RaceModel) -> str:
