@@ -773,6 +773,11 @@ class RaceApp(App[None]):
         self.run_worker(self.on_key(events.Key(message.key, message.key)), group="click")
 
     def on_board_clicked(self, message: Board.Clicked) -> None:
+        if message.put_down:
+            if self.model.phase == "racing" and not self.model.holding:
+                self.keys.press("escape")
+                self.refresh_view()
+            return
         self.board_click(message.x, message.y)
 
     def disarm(self) -> None:

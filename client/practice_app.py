@@ -42,7 +42,8 @@ PRACTICE_HELP = (
   escape      drop the picked pile
   mouse       click a card: pick the run from it; click a pile: drop
               there; click a foundation: home; click the stock: deal;
-              click a key on the bottom line (rr redeal, u undo...)
+              click a key on the bottom line (rr redeal, u undo...);
+              a right click puts the picked run down
   q q         quit;  ctrl+z  to the shell (fg comes back)
 """
     + screens.CARDS_HELP

@@ -820,7 +820,8 @@ Race: pick a pile with its key, then the target pile
   x x         resign      escape  drop the picked pile
   mouse       click a card: pick the run from it; click a pile: drop
               there; click a foundation: home; click the stock: deal;
-              click a key on the bottom line (rr redeal, u undo...)
+              click a key on the bottom line (rr redeal, u undo...);
+              a right click puts the picked run down
   q q         quit (on a server your seat waits: join again to resume;
               play's own server ends with it)
   ctrl+z      to the shell; fg comes back (a race goes on meanwhile:

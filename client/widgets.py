@@ -217,14 +217,16 @@ class Board(Steady):
     """The board area: a click on a card, a pile, a foundation or the stock plays it."""
 
     class Clicked(Message):
-        """The board was clicked at ``x``, ``y`` (cells from its content's top left)."""
+        """The board was clicked at ``x``, ``y`` (cells from its content's top left), with the
+        left button (``put_down`` False) or another, which puts the picked run down as escape
+        does (right and middle clicks played as left ones: a mouse trial)."""
 
-        def __init__(self, x: int, y: int) -> None:
+        def __init__(self, x: int, y: int, put_down: bool = False) -> None:
             super().__init__()
-            self.x, self.y = x, y
+            self.x, self.y, self.put_down = x, y, put_down
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
         if offset is not None:
             event.stop()
-            self.post_message(self.Clicked(offset.x, offset.y))
+            self.post_message(self.Clicked(offset.x, offset.y, event.button not in (0, 1)))

@@ -393,6 +393,22 @@ async def test_a_click_on_the_board_drops_the_quit_question() -> None:
         await wait_until(pilot, lambda: not app.is_running)
 
 
+async def test_a_right_click_puts_the_picked_run_down() -> None:
+    """Right and middle clicks played as left ones (a mouse trial): they put the picked run
+    down, as escape does, and play nothing."""
+    app = PracticeApp(SPIDER1, 1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.2)
+        assert app.grid is not None
+        y, x0, _, _ = next(h for h in app.grid.hits if h[3][0] == "card")
+        for button in (3, 2):
+            await pilot.click("#board", offset=(x0 + 1, y))  # the left button picks
+            await wait_until(pilot, lambda: app.keys.source is not None)
+            await pilot.click("#board", offset=(x0 + 1, y), button=button)
+            await wait_until(pilot, lambda: app.keys.source is None)
+            assert app.practice.state.moves == 0
+
+
 async def test_clicks_that_cannot_play_say_why() -> None:
     """A click on Home with no pile picked, and on an empty stock, did nothing and said
     nothing (a mouse trial)."""
