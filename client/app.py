@@ -773,21 +773,22 @@ class RaceApp(App[None]):
         self.run_worker(self.on_key(events.Key(message.key, message.key)), group="click")
 
     def on_board_clicked(self, message: Board.Clicked) -> None:
-        if message.put_down:
-            if self.model.phase == "racing" and not self.model.holding:
-                self.keys.press("escape")
-                self.refresh_view()
-            return
-        self.board_click(message.x, message.y)
+        self.board_click(message.x, message.y, message.put_down)
 
     def disarm(self) -> None:
         """Drop the question a first press of a two-press key asked (quit)."""
         self.quit_armed = False
 
-    def board_click(self, x: int, y: int) -> None:
-        """A click on the board: pick a run from a card, drop on a pile or foundation, deal."""
+    def board_click(self, x: int, y: int, put_down: bool = False) -> None:
+        """A click on the board: pick a run from a card, drop on a pile or foundation, deal;
+        ``put_down`` (a right or middle click): put the picked run down, as escape does."""
         grid, model, keys = self.grid, self.model, self.keys
         if grid is None or model.phase != "racing" or model.holding or model.state is None:
+            return
+        if put_down:
+            self.disarm()  # (another action, as a left click is)
+            keys.press("escape")
+            self.refresh_view()
             return
         target = grid.at(x, y)
         if target is None:

@@ -407,6 +407,14 @@ async def test_a_right_click_puts_the_picked_run_down() -> None:
             await pilot.click("#board", offset=(x0 + 1, y), button=button)
             await wait_until(pilot, lambda: app.keys.source is None)
             assert app.practice.state.moves == 0
+        # and, as any click on the board, it drops a quit question
+        await pilot.press("q")
+        await wait_until(pilot, lambda: app.quit_armed)
+        await pilot.click("#board", offset=(x0 + 1, y), button=3)
+        await wait_until(pilot, lambda: not app.quit_armed)
+        await pilot.press("q")
+        await pilot.pause(0.2)
+        assert app.is_running and "Quit?" in app.model.status
 
 
 async def test_clicks_that_cannot_play_say_why() -> None:
