@@ -49,7 +49,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from client.strategy import LEVELS, OfflineGame, Player, spider
-from client.strategy.common import SolverParams
+from client.strategy.pimc import SolverParams
 from protocol.config import GameConfig
 from protocol.game import GameState, new_game
 from protocol.moves import DEAL, Move

@@ -22,7 +22,8 @@ from client.strategy import (
     play_offline,
     spider,
 )
-from client.strategy.common import SolverParams, deck, reveal_prefix, unseen
+from client.strategy.common import deck, unseen
+from client.strategy.pimc import SolverParams, dig_plan, reveal_prefix, second_opinion
 from protocol.config import GameConfig
 from protocol.game import GameState, new_game
 from protocol.moves import DEAL, REDEAL, UNKNOWN, Kind, Move
@@ -352,8 +353,6 @@ def test_the_solvers_second_opinion_keeps_the_look_aheads_way_unless_clearly_bea
     above the number of guesses nothing can beat the look-ahead, and its way is kept exactly."""
     from dataclasses import replace
 
-    from client.strategy.common import second_opinion
-
     s = masked(_deal_13_after_the_last_deal())
     assert spider.ENDGAME[("strong", 1)][1].keep_margin == 2
     # the seeds below were chosen for these settings (six guesses solved and six more to weigh);
@@ -473,8 +472,6 @@ def _first_dig(number: int, suits: int = 1) -> tuple[GameState, Move, Memory]:
 def test_one_suit_strong_digs_for_a_card_on_guessed_deals_before_a_deal() -> None:
     """Deal 105: the four-move search finds nothing better, so strong searches the rest of the
     stage on eight guessed deals and plays a way to a card instead of dealing."""
-    from client.strategy.common import dig_plan
-
     state, move, _ = _first_dig(105)
     assert state.stock and state.check(move) is None and move != DEAL
     params = spider.DIG[("strong", 1)]

@@ -23,13 +23,12 @@ from .common import (
     NORMAL,
     LevelParams,
     Memory,
-    SolverParams,
     best_single,
     carry_on,
     explore,
-    solver_plan,
     widening_search,
 )
+from .pimc import SolverParams, solver_plan
 
 HE_FOUNDATION = 100
 """Per card on the foundations."""

@@ -27,16 +27,13 @@ from .common import (
     NORMAL,
     LevelParams,
     Memory,
-    SolverParams,
     best_single,
     carry_on,
-    dig_plan,
     explore,
     search,
-    second_opinion,
-    solver_plan,
     widening_search,
 )
+from .pimc import SolverParams, dig_plan, second_opinion, solver_plan
 
 SP_HIDDEN = 40
 """Per face-down card still to turn."""
