@@ -15,7 +15,7 @@ from protocol.game import GameState
 from protocol.messages import PublicSettings, RoomInfo, Settings
 from protocol.moves import IllegalMove, Kind, Move
 from protocol.notation import format_move
-from protocol.spider import home_keeps_deals
+from protocol.spider import home_keeps_deals, run_length
 
 from .model import RaceModel
 from .text import plural
@@ -72,8 +72,6 @@ class Keys:
             return 0
         if state.config.game != SPIDER:
             return 1 if state.piles[pile] else 0
-        from protocol.spider import run_length
-
         p = state.piles[pile]
         return run_length(p, len(p) - state.down[pile])
 

@@ -25,6 +25,8 @@ from protocol.game import GameState
 from protocol.moves import Change, Kind, Move
 from protocol.notation import format_move
 from protocol.practice import PracticeGame
+from protocol.record import practice_record
+from protocol.spider import run_length
 
 from .keys import PILE_KEYS
 from .strategy import Memory, choose_move
@@ -67,8 +69,6 @@ def keys_for(move: Move, state: GameState) -> str:
         settled = state.copy().apply(Move(Kind.TABLEAU, move.src, move.dst, 0)).move
         if settled.count == move.count:
             return f"{src} {dst}"
-        from protocol.spider import run_length
-
         run = run_length(state.piles[move.src], len(state.piles[move.src]) - state.down[move.src])
         steps = run - move.count
         return f"{src} {'↓ ' * steps}{dst}" if steps > 0 else f"{src} {dst}"
@@ -219,7 +219,7 @@ class Practice:
         directory = directory or practice_dir()
         directory.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        data = self.game.record().dumps().encode("utf-8")
+        data = practice_record(self.game).dumps().encode("utf-8")
         # written whole under a temporary name, then linked to a name nobody has: two games of
         # one deal saved in the same second (two terminals) each keep their own file
         tmp = directory / f".{self.config.game}-{self.number}-{stamp}.{os.getpid()}.tmp"

@@ -11,6 +11,7 @@ import time
 from collections.abc import Mapping
 
 from rich.cells import cell_len
+from rich.console import Console
 from rich.text import Text
 
 from protocol.config import LOUIS, SPIDER, ST_HELENA
@@ -419,8 +420,6 @@ def countdown(model: RaceModel, width: int, height: int, now: float | None = Non
         body.append(plain(room.settings.title, DIM))
     if model.role != "player" or not _in_race(model):
         body.append(Text("you are watching this one", style="magenta"))
-    from rich.console import Console
-
     # a line wider than the screen in lines of its own, each centred (at 60 columns the one
     # about a slow link was cut: a review); the board here is cropped, never wrapped
     console = Console(width=max(1, width))
@@ -504,8 +503,6 @@ def _drawn_lines(text: Text, width: int) -> int:
     """The lines ``text`` takes on a screen ``width`` cells wide: long lines wrap at words, as
     the screen wraps them (counted by cells, a path wrapped a line more than said, and the keys
     went off the bottom: a review)."""
-    from rich.console import Console
-
     width = max(1, width)
     body = text.copy()
     body.rstrip()

@@ -11,20 +11,16 @@ The game's record is an ordinary game record (docs/records.md) with a ``practice
 
     "practice": {"undo": "unlimited", "hints": 3}
 
-and :func:`protocol.record.replay` replays its undos the practice way.
+and :func:`protocol.record.practice_record` writes it; :func:`protocol.record.replay` replays its
+undos the practice way.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from .config import GameConfig
 from .game import GameState, new_game
 from .moves import Change, IllegalMove, Kind, Move
 from .notation import format_move
-
-if TYPE_CHECKING:
-    from .record import GameRecord
 
 MAX_SNAPSHOTS = 20_000
 """Positions kept for undo at most (the oldest go first): a long game stays bounded."""
@@ -90,17 +86,3 @@ class PracticeGame:
     def hinted(self) -> None:
         """A hint was shown."""
         self.hints += 1
-
-    def record(self) -> GameRecord:
-        """The game so far as a record that ``patience-race replay`` checks."""
-        from .record import GameRecord, PracticeInfo, Result
-
-        return GameRecord(
-            game=self.config.game,
-            options=dict(self.config.options),
-            numbering=self.config.numbering,
-            number=self.number,
-            moves=list(self.notation),
-            result=Result.of(self.state),
-            practice=PracticeInfo(hints=self.hints),
-        )

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -33,6 +32,7 @@ from .config import ConfigError, GameConfig
 from .game import GameState, new_game
 from .moves import IllegalMove, Move
 from .notation import NotationError, format_move, parse_move
+from .practice import PracticeGame
 
 FORMAT: Final = "patience-race-record"
 VERSION: Final = 1
@@ -133,18 +133,26 @@ class Recorder:
         )
 
 
-def load(source: str | Path | dict[str, Any]) -> GameRecord:
-    """A record from a file path, JSON text or a parsed object; :class:`RecordError` if malformed."""
+def practice_record(game: PracticeGame) -> GameRecord:
+    """A practice game so far as a record that ``patience-race replay`` checks (its undos are
+    replayed the practice way, its hints counted)."""
+    return GameRecord(
+        game=game.config.game,
+        options=dict(game.config.options),
+        numbering=game.config.numbering,
+        number=game.number,
+        moves=list(game.notation),
+        result=Result.of(game.state),
+        practice=PracticeInfo(hints=game.hints),
+    )
+
+
+def load(source: str | dict[str, Any]) -> GameRecord:
+    """A record from JSON text or a parsed object (reading the file is the caller's: this module
+    does no I/O); :class:`RecordError` if malformed."""
     try:
-        if isinstance(source, Path):
-            data = json.loads(source.read_text(encoding="utf-8"))
-        elif isinstance(source, str):
-            data = json.loads(source)
-        else:
-            data = source
+        data = json.loads(source) if isinstance(source, str) else source
         return GameRecord.model_validate(data)
-    except OSError as exc:
-        raise RecordError(f"cannot read {source}: {exc.strerror or exc}") from exc
     except json.JSONDecodeError as exc:
         raise RecordError(f"not JSON: {exc}") from exc
     except ValidationError as exc:
@@ -164,8 +172,6 @@ def replay(record: GameRecord, each: Callable[[int, GameState], None] | None = N
         raise RecordError(str(exc)) from exc
     game = None
     if record.practice is not None:
-        from .practice import PracticeGame
-
         game = PracticeGame(config, record.number, state)
     for i, text in enumerate(record.moves):
         try:

@@ -45,8 +45,6 @@ from .store import Store
 
 log = logging.getLogger("patience_race.server")
 
-RESTART_HOLD_S = 15.0
-"""How long a countdown cut by a restart waits for its players at most (the grace is longer)."""
 AWAY_SEATED_S = 10.0
 """A ready player whose connection dropped less than this long before a race starts is seated
 in it (back within the grace, they race); one away longer sits it out."""
@@ -163,14 +161,14 @@ class RaceLifecycle:
         """Two players or more ready (one with ``alone_ok``: a rematch everyone asked for), and
         none connected who is not: the countdown starts; else everyone sees who is ready.  A
         player away and not ready does not hold the others back: they race without them; but
-        just after a restart everyone is away, so for :data:`RESTART_HOLD_S` a player not ready
+        just after a restart everyone is away, so for :attr:`~server.limits.Limits.restart_hold_s` a player not ready
         holds the start until they are back (the first ready player back started a race the
         others, the host among them, had not agreed to)."""
         players = room.players()
         # ready and here (or only just gone): one ready long away would not race, and two of
         # them made a race of nobody, its deal published
         ready = [p for p in players if p.ready and self._races_now(p, now)]
-        restarting = bool(room.restored_at) and now < room.restored_at + RESTART_HOLD_S
+        restarting = bool(room.restored_at) and now < room.restored_at + self.limits.restart_hold_s
         # (just after a restart, one away is not left behind: the first back started the race
         # with the others, ready, seated while still reconnecting: a review)
         not_ready = [p for p in players if not p.ready and p.conn is not None]
@@ -332,12 +330,12 @@ class RaceLifecycle:
 
     def _countdown_after_restart(self, room: Room, race: Race, now: float, out: Outbox) -> None:
         """A countdown restored after a restart is held (``countdown_end`` None) until every
-        player of the race is connected again, or for :data:`RESTART_HOLD_S` (clients try again
+        player of the race is connected again, or for :attr:`~server.limits.Limits.restart_hold_s` (clients try again
         every second: who is not back by then may not come, a bot that died with the server,
         say): then it starts again from the top, for everyone at once."""
         # (a player who left the room is not waited for)
         back = all((m := room.members.get(sid)) is None or m.conn is not None for sid in race.seats)
-        if not back and now < min(room.held_until, room.restored_at + RESTART_HOLD_S):
+        if not back and now < min(room.held_until, room.restored_at + self.limits.restart_hold_s):
             return
         room.countdown_end = now + self.limits.countdown_ms / 1000
         self._event(

@@ -90,6 +90,10 @@ class Limits:
     grace_s: float = 60.0
     """How long a dropped player's seat waits for them to resume."""
     countdown_ms: int = 3000
+    restart_hold_s: float = 15.0
+    """After a restart, how long a countdown it cut (or a lobby about to start) waits at most for
+    its players to come back (the grace is longer: a player who never comes back must not hold
+    everyone a minute)."""
     progress_interval_s: float = 0.25
     """Progress is sent to a room at most this often, however fast its players move: four times a
     second is live to a person, and every event goes to every member (docs/performance.md)."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from protocol.messages import Notice, RaceOver
 
 from .durable import LiveRooms, Unrevivable, revive_race_only, revive_room
-from .lifecycle import RESTART_HOLD_S, RaceLifecycle
+from .lifecycle import RaceLifecycle
 from .limits import count_held
 from .outbox import CLOSE_IDLE, CLOSE_RESTART, Conn, Outbox
 from .rooms import MemberState, Room, log_label
@@ -108,7 +108,7 @@ class Upkeep(RaceLifecycle):
                 held = self.rooms.get(code)
                 if held is None or held.state != "lobby":
                     del self.held_by_restart[code]
-                elif now >= held.restored_at + RESTART_HOLD_S:
+                elif now >= held.restored_at + self.limits.restart_hold_s:
                     del self.held_by_restart[code]
                     self._countdown_if_all_ready(held, now, out, alone_ok=alone_ok)
         if self.awaiting_start:
@@ -121,7 +121,7 @@ class Upkeep(RaceLifecycle):
                     continue  # (draining: no new race; the restart brings it back)
                 if (
                     waiting.restored_at
-                    and now < waiting.restored_at + RESTART_HOLD_S
+                    and now < waiting.restored_at + self.limits.restart_hold_s
                     and any(p.conn is None for p in waiting.players())
                 ):
                     # back after a restart: its players first (a few seconds; one who was

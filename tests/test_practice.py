@@ -18,7 +18,7 @@ from protocol.game import new_game
 from protocol.moves import DEAL, RESIGN, UNDO, IllegalMove, Kind, Move
 from protocol.notation import format_move
 from protocol.practice import PracticeGame
-from protocol.record import RecordError, ReplayError, load, replay
+from protocol.record import RecordError, ReplayError, load, practice_record, replay
 
 from .test_client_app import wait_until
 
@@ -72,7 +72,7 @@ def test_the_record_replays_the_practice_way_and_says_hints_were_used(tmp_path: 
     game.hinted()
     game.hinted()
     game.apply(DEAL)
-    record = game.record()
+    record = practice_record(game)
     assert record.practice is not None and record.practice.hints == 2
     again = replay(load(record.dumps()))
     assert again.board() == game.state.board()
@@ -104,18 +104,18 @@ def test_games_of_one_deal_saved_in_the_same_second_keep_their_own_files(
     paths = [p.save_record(tmp_path) for p in games]
     assert len(set(paths)) == 6 and sorted(tmp_path.iterdir()) == sorted(paths)
     for p, path in zip(games, paths, strict=True):
-        assert load(path).moves == p.game.record().moves
+        assert load(path.read_text()).moves == practice_record(p.game).moves
     assert not list(tmp_path.glob(".*"))  # no temporary file left
 
 
 def test_a_tampered_practice_record_is_refused() -> None:
     game = PracticeGame(SPIDER1, 1)
     game.apply(reveal_move(game))
-    data = json.loads(game.record().dumps())
+    data = json.loads(practice_record(game).dumps())
     data["result"]["undos"] = 3
     with pytest.raises(RecordError, match="undos"):
         replay(load(data))
-    data = json.loads(game.record().dumps())
+    data = json.loads(practice_record(game).dumps())
     data["practice"]["hints"] = -1
     with pytest.raises(RecordError):
         load(data)
@@ -242,7 +242,7 @@ async def test_practice_screen_hint_undo_resign_and_record(
         assert "1 hint" in results and "Hints were used" in results
         saved = app.practice.saved
         assert saved is not None and saved.parent == tmp_path / "patience-race" / "practice"
-        record = load(saved)
+        record = load(saved.read_text())
         assert record.practice is not None and record.practice.hints == 1
         assert replay(record).resigned
         # n: a new deal, with a fresh count
@@ -648,7 +648,7 @@ async def test_a_practice_game_left_stuck_is_saved_as_stuck(
         await pilot.press("q")
     saved = app.practice.saved
     assert saved is not None and saved.parent == tmp_path / "patience-race" / "practice"
-    done = replay(load(saved))
+    done = replay(load(saved.read_text()))
     assert done.stuck and not done.resigned
 
 

@@ -37,6 +37,7 @@ from protocol.messages import (
     WireMove,
     from_wire,
 )
+from server.limits import Limits
 from server.store import Store
 
 from .server_helpers import (
@@ -118,9 +119,9 @@ async def server_process(db: Path) -> AsyncIterator[ServerProcess]:
         await server.close()
 
 
-def server_on(db: Path):  # type: ignore[no-untyped-def]
+def server_on(db: Path, limits: Limits | None = None):  # type: ignore[no-untyped-def]
     """An in-process server on the database file ``db``, stopped at the end without a drain."""
-    return running_server(store=Store(db))
+    return running_server(limits, store=Store(db))
 
 
 async def play_some(session: Session, moves: int) -> int:
@@ -486,22 +487,16 @@ async def test_a_lobby_waiting_on_a_player_still_waits_after_a_restart(tmp_path:
             await close_all(back)
 
 
-def short_restart_hold(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hold after a restart (players away still hold a start) half a second, not 15."""
-    import server.lifecycle
-    import server.upkeep
-
-    monkeypatch.setattr(server.lifecycle, "RESTART_HOLD_S", 0.5)
-    monkeypatch.setattr(server.upkeep, "RESTART_HOLD_S", 0.5)
+SHORT_HOLD = Limits(restart_hold_s=0.5)
+"""The hold after a restart (players away still hold a start) half a second, not 15."""
 
 
 async def test_a_lobby_to_start_by_itself_starts_after_a_restart_without_one_away(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """Ann and Bob ready, Cy away and not ready (she holds nobody back), the race budget
     spent: "the countdown starts by itself".  After a restart it did not any more (a review
     of the fix above): it starts once the restart's hold is over."""
-    short_restart_hold(monkeypatch)
     db = tmp_path / "races.sqlite3"
     async with running_server(fast_limits(race_rate=0.001, race_burst=1), Store(db)) as server:
         conns, code, joined = await host_and_join(server.url, ["Ann", "Bob", "Cy"], Settings())
@@ -516,7 +511,7 @@ async def test_a_lobby_to_start_by_itself_starts_after_a_restart_without_one_awa
         assert server.hub.rooms[code].state == "lobby" and code in server.hub.awaiting_start
         await close_all(conns[:2])
 
-    async with server_on(db) as again:
+    async with server_on(db, SHORT_HOLD) as again:
         assert code in again.hub.awaiting_start
         back = [Connection(again.url) for _ in joined[:2]]
         try:
@@ -529,12 +524,11 @@ async def test_a_lobby_to_start_by_itself_starts_after_a_restart_without_one_awa
 
 
 async def test_a_rematch_agreed_just_after_a_restart_starts_without_one_not_back(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """On the results when the server restarts, Ann and Cy back and asking for the rematch, Bob
     not back: the restart's hold kept the lobby from starting, and nothing looked again once it
     was over, everyone there ready, no countdown, no word why (a bad-network trial)."""
-    short_restart_hold(monkeypatch)
     db = tmp_path / "races.sqlite3"
     async with running_server(fast_limits(), Store(db)) as server:
         conns, code, joined = await host_and_join(server.url, ["Ann", "Bob", "Cy"], Settings())
@@ -545,7 +539,7 @@ async def test_a_rematch_agreed_just_after_a_restart_starts_without_one_not_back
         await close_all(conns)
 
     # (Bob's seat waits a minute: its release would start the race, and hide the hold)
-    async with running_server(fast_limits(grace_s=60.0), Store(db)) as again:
+    async with running_server(fast_limits(grace_s=60.0, restart_hold_s=0.5), Store(db)) as again:
         back = [Connection(again.url) for _ in range(2)]
         try:
             for conn, j in zip(back, (joined[0], joined[2]), strict=True):
@@ -641,19 +635,15 @@ async def test_a_countdown_cut_by_a_restart_waits_for_its_players(tmp_path: Path
             assert starts[0].race_id == starts[1].race_id == counted[0].race_id
 
 
-async def test_a_held_countdown_does_not_wait_long_for_who_is_not_back(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_held_countdown_does_not_wait_long_for_who_is_not_back(tmp_path: Path) -> None:
     """A player who does not come back (a bot that died with the server) holds a countdown cut
     by a restart a few seconds, not the whole grace period (a big 1 frozen for a minute)."""
-    import server.lifecycle
     from protocol.messages import Countdown, RaceStart
 
     from .server_helpers import fast_limits
 
-    monkeypatch.setattr(server.lifecycle, "RESTART_HOLD_S", 1.0)
     db = tmp_path / "races.sqlite3"
-    limits = fast_limits(countdown_ms=300, grace_s=60.0)
+    limits = fast_limits(countdown_ms=300, grace_s=60.0, restart_hold_s=1.0)
     async with running_server(limits, store=Store(db)) as server_a:
         conns, code, joined = await host_and_join(server_a.url, ["Ann", "Bob"], Settings())
         for c in conns:
@@ -847,7 +837,6 @@ def test_a_step_of_the_wall_clock_is_charged_to_no_race_after_a_restart(
     racers back their time; a cluster trial).  The races follow a step while the server runs."""
     from protocol.messages import PROTOCOL_VERSION, CreateRoom, Hello, JoinRoom, Ready
     from server.hub import Hub
-    from server.limits import Limits
 
     store = Store(str(tmp_path / "races.sqlite3"))
     wall = [1_700_000_000.0]

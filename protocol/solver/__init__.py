@@ -23,9 +23,11 @@ from typing import Any
 from ..config import SPIDER, GameConfig
 from ..game import GameState, new_game
 from ..moves import IllegalMove, Move
-from ..notation import format_move
+from ..notation import format_move, parse_move
 from ..record import GameRecord, Result
+from .helena import HelenaDomain
 from .search import BUDGET, EXHAUSTED, FOUND, Budget, best_before_stage_end, search, shorten
+from .spider import SpiderDomain
 
 SOLVED = "solved"
 NOT_FOUND = "not found"
@@ -65,11 +67,7 @@ class SolveResult:
 
 def domain_for(state: GameState) -> Any:
     if state.config.game == SPIDER:
-        from .spider import SpiderDomain
-
         return SpiderDomain(state)
-    from .helena import HelenaDomain
-
     return HelenaDomain(state)
 
 
@@ -141,8 +139,6 @@ def solve_deal(config: GameConfig, number: int | str, **budget: Any) -> SolveRes
 def solution_record(config: GameConfig, number: int, result: SolveResult) -> GameRecord:
     """A game record of the solution that ``patience-race replay`` accepts (with its result)."""
     state = new_game(config, number)
-    from ..notation import parse_move
-
     for text in result.moves:
         state.apply(parse_move(text))
     return GameRecord(
