@@ -24,7 +24,6 @@ import itertools
 import logging
 import random
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,7 +88,6 @@ __all__ = [
     "apply_moved",
     "choose_move",
     "default_pace",
-    "main",
     "masked",
     "play_offline",
     "run_bot",
@@ -614,20 +612,3 @@ def start_bots(
         )
         for i in range(first, first + count)
     ]
-
-
-# -- command line ----------------------------------------------------------------------------
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m client.bot CODE ...``: the same as ``patience-race bot CODE ...`` (one command
-    line, :mod:`client.cli`, checks the arguments and runs the bot)."""
-    import sys
-
-    from .cli import main as cli_main
-
-    return cli_main(["bot", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

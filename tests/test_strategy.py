@@ -77,7 +77,6 @@ def test_the_old_names_are_importable_from_client_bot() -> None:
         "DEFAULT_LEVEL",
         "run_bot",
         "start_bots",
-        "main",
         "apply_moved",
         "Desync",
         "MOVE_CAP",
