@@ -122,6 +122,12 @@ class SpiderState(GameState):
 
     def _to_foundation(self, s: int, f: int) -> Change:
         src = self._pile(s)
+        if f != -1 and not 0 <= f < len(self.foundations):
+            # (before the run: "pile 1 does not end with one" answered a foundation that is not
+            # there, a trial of a client written from the docs)
+            raise IllegalMove(
+                f"there is no foundation f{f + 1}: they go from f1 to f{len(self.foundations)}"
+            )
         up = len(src) - self.down[s]
         if up < SUIT_LENGTH or src[-1] % 13 != 0 or run_length(src, SUIT_LENGTH) < SUIT_LENGTH:
             raise IllegalMove(
@@ -131,10 +137,6 @@ class SpiderState(GameState):
         free = [i for i, fnd in enumerate(self.foundations) if not fnd]
         if f == -1:
             f = free[0]
-        elif not 0 <= f < len(self.foundations):
-            raise IllegalMove(
-                f"there is no foundation f{f + 1}: they go from f1 to f{len(self.foundations)}"
-            )
         elif f not in free:
             raise IllegalMove(f"foundation {f + 1} is not free")
         self.foundations[f] = src[-SUIT_LENGTH:]

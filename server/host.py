@@ -147,6 +147,9 @@ class HostCommands:
             out.reply(conn.id, Ack(seq=cmd.seq))
             return
         config = self._check_settings(settings, len(room.players()))
+        # (the answer first: nothing below refuses, and the room stopped from its countdown, then
+        # changed, reaches the host as one room event, not two)
+        out.reply(conn.id, Ack(seq=cmd.seq))
         if room.state == "countdown":
             self._stop_countdown(room, member, out)
         room.config = config
@@ -160,7 +163,6 @@ class HostCommands:
         self._event(
             "settings_changed", room, member, game=room.config.title, changed=changed or None
         )
-        out.reply(conn.id, Ack(seq=cmd.seq))
         self._room_update(room, out)
 
     def _kick(self, conn: Conn, cmd: Kick, now: float, out: Outbox) -> None:

@@ -161,9 +161,9 @@ class RaceLifecycle:
         """Two players or more ready (one with ``alone_ok``: a rematch everyone asked for), and
         none connected who is not: the countdown starts; else everyone sees who is ready.  A
         player away and not ready does not hold the others back: they race without them; but
-        just after a restart everyone is away, so for :attr:`~server.limits.Limits.restart_hold_s` a player not ready
-        holds the start until they are back (the first ready player back started a race the
-        others, the host among them, had not agreed to)."""
+        just after a restart everyone is away, so for the limits' ``restart_hold_s`` a player
+        not ready holds the start until they are back (the first ready player back started a
+        race the others, the host among them, had not agreed to)."""
         players = room.players()
         # ready and here (or only just gone): one ready long away would not race, and two of
         # them made a race of nobody, its deal published
@@ -330,9 +330,9 @@ class RaceLifecycle:
 
     def _countdown_after_restart(self, room: Room, race: Race, now: float, out: Outbox) -> None:
         """A countdown restored after a restart is held (``countdown_end`` None) until every
-        player of the race is connected again, or for :attr:`~server.limits.Limits.restart_hold_s` (clients try again
-        every second: who is not back by then may not come, a bot that died with the server,
-        say): then it starts again from the top, for everyone at once."""
+        player of the race is connected again, or for the limits' ``restart_hold_s`` (clients
+        try again every second: who is not back by then may not come, a bot that died with the
+        server, say): then it starts again from the top, for everyone at once."""
         # (a player who left the room is not waited for)
         back = all((m := room.members.get(sid)) is None or m.conn is not None for sid in race.seats)
         if not back and now < min(room.held_until, room.restored_at + self.limits.restart_hold_s):

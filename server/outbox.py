@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from protocol.codec import encode
-from protocol.messages import ErrorCode, Event
+from protocol.messages import ErrorCode, Event, RoomUpdate
 
 from .limits import TokenBucket
 from .rooms import MemberState, Room, SeqCache
@@ -52,19 +52,33 @@ class Outbox:
 
     A send is an event, or a frame already encoded (an answer sent again for a repeated sequence
     number).  :meth:`frame` encodes each event once, however many connections it goes to and
-    whether or not it is also kept in a :class:`SeqCache`."""
+    whether or not it is also kept in a :class:`SeqCache`.  A ``room`` event that would follow
+    another to the same connection with nothing between them takes its place: the room as it
+    is now says all the first did (a removal sent the host the room twice: a trial of a client
+    written from the docs)."""
 
     sends: list[tuple[int, Event | bytes]] = field(default_factory=list)
     closes: list[Close] = field(default_factory=list)
     replies: list[Event] = field(default_factory=list)
     """The direct answers to the command handled, kept to answer a repeated sequence number."""
-    _frames: dict[int, bytes] = field(default_factory=dict, repr=False)
+    _frames: dict[int, tuple[Event, bytes]] = field(default_factory=dict, repr=False)
+    """id -> the event (held, so that its id is not reused while here) and its frame."""
+    _room_last: dict[int, int] = field(default_factory=dict, repr=False)
+    """Connection -> where in ``sends`` the ``room`` event is that is the last thing sent to it."""
 
     def reply(self, conn: int, event: Event) -> None:
-        self.sends.append((conn, event))
+        self.send(conn, event)
         self.replies.append(event)
 
     def send(self, conn: int, event: Event | bytes) -> None:
+        if isinstance(event, RoomUpdate):
+            at = self._room_last.get(conn)
+            if at is not None:
+                self.sends[at] = (conn, event)
+                return
+            self._room_last[conn] = len(self.sends)
+        else:
+            self._room_last.pop(conn, None)
         self.sends.append((conn, event))
 
     def close(self, conn: int, code: int, reason: str) -> None:
@@ -74,11 +88,10 @@ class Outbox:
         """``event`` as it goes on the wire (encoded once per outbox)."""
         if isinstance(event, bytes):
             return event
-        key = id(event)  # the event is alive in this outbox, so its id is not reused
-        data = self._frames.get(key)
-        if data is None:
-            data = self._frames[key] = encode(event)
-        return data
+        kept = self._frames.get(id(event))
+        if kept is None:
+            kept = self._frames[id(event)] = (event, encode(event))
+        return kept[1]
 
 
 @dataclass

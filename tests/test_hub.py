@@ -1739,3 +1739,47 @@ def test_the_33rd_watcher_is_told_a_seat_is_free() -> None:
     refused = h.cmd(h.connect(), JoinRoom(seq=0, code=code, name="Fay", spectate=True))
     assert isinstance(refused, Error) and refused.code == "room_full"
     assert "a seat is free" in refused.message
+
+
+def test_one_change_reaches_each_member_as_one_room_event() -> None:
+    """A removal sent the host and the others the room twice, and a settings change during the
+    countdown sent a room with the countdown stopped and the host not ready, then the room as
+    changed (a trial of a client written from the docs): one command, one room event each."""
+    h = Harness()
+    code, (ann, bob, cy), joined = h.room(None, "Ann", "Bob", "Cy")
+    h.clear()
+    assert isinstance(h.cmd(ann, Kick(seq=5, id=joined[1].you)), Ack)
+    assert [type(e) for e in h.inbox[ann]] == [Ack, RoomUpdate]
+    assert [type(e).__name__ for e in h.inbox[cy]] == ["MemberRemoved", "RoomUpdate"]
+    assert [type(e) for e in h.inbox[bob]] == [Kicked]
+    for c in (ann, cy):
+        assert isinstance(h.cmd(c, Ready(seq=6)), Ack)
+    assert h.hub.rooms[code].state == "countdown"
+    h.clear()
+    changed = Settings(undo="off")
+    assert isinstance(h.cmd(ann, UpdateSettings(seq=7, settings=changed)), Ack)
+    for c in (ann, cy):
+        rooms = h.got(c, RoomUpdate)
+        assert len(rooms) == 1 and type(h.inbox[c][-1]) is RoomUpdate
+        assert rooms[0].room.state == "lobby" and rooms[0].room.settings.undo == "off"
+        assert not any(m.ready for m in rooms[0].room.members)
+
+
+def test_a_room_event_replaces_only_the_one_just_before_it() -> None:
+    """Two room events to one connection with something else between them both go: the first
+    may explain what comes between (a countdown's room before its start)."""
+    from server.outbox import Outbox
+
+    h = Harness()
+    code, (ann, bob), _ = h.room(None, "Ann", "Bob")
+    room = h.hub.rooms[code]
+    first, second, third = (RoomUpdate(room=room.info()) for _ in range(3))
+    out = Outbox()
+    out.send(ann, first)
+    out.send(bob, first)
+    out.send(ann, second)  # replaces ann's first, not bob's
+    countdown = Countdown(race_id="r", ms=100, commitment="c" * 64)
+    out.send(ann, countdown)
+    out.send(ann, third)
+    assert [e for c, e in out.sends if c == ann] == [second, countdown, third]
+    assert [e for c, e in out.sends if c == bob] == [first]

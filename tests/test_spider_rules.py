@@ -385,6 +385,16 @@ def test_foundation_choice_and_occupied_foundation():
     assert legal(state, F(1)).move.dst == 1  # the first free one
 
 
+def test_a_foundation_that_is_not_there_is_named_before_the_run():
+    """A client sent a run to foundation 9 and was told pile 1 does not end with a run (a
+    trial of a client written from docs/protocol.md): the foundation is the first thing wrong."""
+    for pile in ("| 5D", "| " + suit_run("S")):
+        state = spider(pile, "| 7H")
+        for f in (8, 15):
+            assert f"no foundation f{f + 1}" in illegal(state, F(0, f))
+            assert "f1 to f8" in illegal(state, F(0, f))
+
+
 def test_king_and_ace_never_wrap():
     # AS then KC is not a run (the codes are adjacent, the ranks wrap), nor KS on AS
     state = spider("| 2S AS KC", "| 3S 2S AS KS", "", "| QC", "| 3H")
