@@ -12,31 +12,28 @@ import errno
 import logging
 import time
 from collections import deque
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events
-from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
-from textual.filter import Monochrome, NoColor
 
 from protocol.config import SPIDER
 from protocol.messages import MAX_NAME, Kick, Member, Moved, RoomInfo, Settings
 from protocol.moves import Kind, Move
 
 from . import render, screens
+from .args import Plan
+from .board_app import O_IS_FOR_SPIDER, SUIT_BACK, BoardApp
 from .changes import kept_for
-from .keys import HOST_KEYS, PILE_KEYS, Keys, auto_home, host_settings, settings_of
-from .model import LastResults, RaceModel
+from .keys import HOST_KEYS, PILE_KEYS, auto_home, host_settings, settings_of
+from .model import LastResults
 from .net import Disconnected, ServerError
 from .safe import clean
 from .saved_races import record_url, save_race
 from .session import SeatInUse, Session
 from .terminal import program
 from .text import safe
-from .widgets import Board, HelpScreen, StatusBar, Steady, escape_and_key
+from .widgets import HelpScreen, escape_and_key
 
 if TYPE_CHECKING:
     from server.app import RaceServer  # (imported when needed: only ``play`` runs a server)
@@ -45,14 +42,6 @@ log = logging.getLogger("patience_race.client")
 
 TYPE_AHEAD = 16
 """Race keys kept while a move awaits the server's answer; past that they are dropped."""
-O_IS_FOR_SPIDER = (
-    "o is for Spider (its complete suits going home by themselves): here f, k or a sends a card "
-    "home."
-)
-SUIT_BACK = (
-    "Undone: the suit is back on its pile, and complete suits no longer go home by themselves "
-    "(o turns that on again)."
-)
 ASKING_REMATCH = "Asking for a rematch..."
 TAKE_IT_BACK = "the command that takes it back is printed as you leave"
 """(The command itself, in the status line, broke in two at 80 columns: a terminals trial; the
@@ -61,76 +50,21 @@ LOBBY_AHEAD = 8
 """Lobby keys waiting for the one before to be answered."""
 
 
-@dataclass
-class Plan:
-    """How this client gets into a room."""
+class RaceApp(BoardApp):
+    """A race on a server: getting into its room, then its lobby, countdown, race and results,
+    and ``play``'s own server and bots."""
 
-    action: str
-    """``play``, ``host``, ``join`` or ``watch``."""
-    name: str
-    url: str | None = None
-    """None: run a server inside this process."""
-    settings: Settings | None = None
-    code: str | None = None
-    bots: int = 0
-    bot_level: str = "normal"
-    bot_think: float | None = None
-    """Seconds between the bots' moves; None: their level's own pace."""
-    auto_ready: bool = False
-    port: int = 0
-    """The port of a server inside this process (on 127.0.0.1; 0: any free one)."""
-    note: str = ""
-    """Said on the status line once in the room (why the name joined is not a saved seat's)."""
-    any_name: bool = False
-    """The name is only a default (``watch`` without ``--name``): if someone in the room has it,
-    the same name with a number (``Ann 2``) is taken instead."""
-
-
-class RaceApp(App[None]):
     TITLE = "Patience Race"
-    ENABLE_COMMAND_PALETTE = False  # (ctrl+p: Textual's own commands, none of them the game's)
-    BINDINGS: ClassVar[list[BindingType]] = [
-        # Textual's ctrl+q quits at once and its ctrl+c says to press ctrl+q: both are the
-        # game's q instead, with its confirmation (a guest's room, the race, the seat)
-        Binding("ctrl+q", "game_quit", show=False, priority=True),
-        Binding("ctrl+c", "game_quit(True)", show=False, priority=True),
-        # to the shell, as in any terminal program (it was swallowed: a terminals trial);
-        # Textual puts the terminal back on the way out and redraws on fg
-        Binding("ctrl+z", "suspend_process", show=False, priority=True),
-    ]
-    CSS = """
-    Screen { layout: vertical; }
-    #top { height: 1; background: $boost; }
-    #main { height: 1fr; }
-    #top { text-wrap: nowrap; text-overflow: ellipsis; }
-    #board { width: 1fr; height: 1fr; padding: 0 1; }
-    #board.grid { text-wrap: nowrap; text-overflow: clip; }
-    #side { width: 32; padding: 0 1; border-left: solid $primary; }
-    #side { text-wrap: nowrap; text-overflow: clip; }
-    #status { text-wrap: nowrap; text-overflow: ellipsis; }
-    #side.wide { width: 40; }
-    #status { height: 2; background: $boost; padding: 0 1; }
-    """
 
     def __init__(self, plan: Plan) -> None:
-        super().__init__()
-        if self.no_color:
-            # NO_COLOR: Textual greys every colour by its brightness, and red cards came out
-            # dark grey on near black (1.6:1); without colour every card is the terminal's own
-            # text colour (the suits are letters; bold and reverse stay)
-            self._filters = [NoColor() if isinstance(f, Monochrome) else f for f in self._filters]
+        super().__init__(plan.name)
         self.plan = plan
-        self.model = RaceModel(name=plan.name)
-        self.keys = Keys(self.model)
         self.session: Session | None = None
         self.server: RaceServer | None = None
         """The server this process runs (``patience-race play``), or None."""
         self.bots: list[asyncio.Task[None]] = []
-        self.auto_home = True
         self.kick_choice: list[Member] | None = None
         """The host pressed k in the lobby: who the next key may remove (1, 2... 0 for the 10th)."""
-        self.footer_shown = ""
-        """The keys line as last drawn (a click on an item presses its key)."""
         self.typed_ahead: deque[str] = deque()
         """Race keys pressed while a move awaits the server's answer (at most TYPE_AHEAD)."""
         self.kept_options: dict[str, tuple[dict[str, object], str]] = {}
@@ -143,7 +77,6 @@ class RaceApp(App[None]):
         (awaited in the key handler, a command without its answer held every key, q and ?
         too, for up to 10 s: a code review)."""
         self.lobby_worker_started = False
-        self.quit_armed = False
         self.quit_armed_in = ""
         """The screen the first q was pressed on: another screen (the race started) disarms it."""
         self.lost_at: float | None = None
@@ -153,35 +86,11 @@ class RaceApp(App[None]):
         """Said on the terminal after the app is gone (how to take back a seat left)."""
         self.join_hint: str | None = None
         """A command that joins this room from another terminal (set once in the room)."""
-        self.grid: render.Grid | None = None
-        """The board as last drawn: maps clicks back to cards."""
         self.records_kept: set[str] = set()
+        """The races whose records this ``play`` has fetched (or is fetching) to keep."""
         self.kept_files: dict[str, str] = {}
         """The files the races' records were kept in, by race id (said once the room is gone)."""
-        """The races whose records this ``play`` has fetched (or is fetching) to keep."""
         self.record_tasks: set[asyncio.Task[None]] = set()
-
-    def compose(self) -> ComposeResult:
-        # kept as attributes: the help overlay is another screen, and the view must still
-        # follow the race underneath it
-        self.top, self.main_view = Steady(id="top"), Board(id="board")
-        self.side, self.status_line = Steady(id="side"), StatusBar(id="status")
-        yield self.top
-        with Horizontal(id="main"):
-            yield self.main_view
-            yield self.side
-        yield self.status_line
-
-    async def on_mount(self) -> None:
-        if not self.current_theme.dark or self.current_theme.ansi:
-            # the board is drawn for a background of its own, dark: $TEXTUAL_THEME light (or the
-            # terminal's own colours) drew the black cards white on light grey (an appearance
-            # trial); a dark theme of one's own is kept
-            self.theme = "textual-dark"
-        self.ansi_theme_dark = render.PALETTE
-        self.set_interval(0.2, self.refresh_view)
-        self.run_worker(self.setup(), exclusive=True, group="setup")
-        self.refresh_view()
 
     # -- getting into a room --------------------------------------------------------------
 
@@ -247,20 +156,9 @@ class RaceApp(App[None]):
             self.join_hint = join_command(code, url, embedded=plan.url is None)
             self.session.start_events()
             if plan.bots:
-                from .bot import run_bot
+                from .bot import start_bots
 
-                for i in range(plan.bots):
-                    self.bots.append(
-                        asyncio.create_task(
-                            run_bot(
-                                url,
-                                code,
-                                name=f"Bot {i + 1}",
-                                level=plan.bot_level,
-                                think=plan.bot_think,
-                            )
-                        )
-                    )
+                self.bots += start_bots(url, code, plan.bots, plan.bot_level, plan.bot_think)
             if plan.auto_ready:
                 await self.wait_for_players(plan.bots + 1)
                 if plan.bots:
@@ -312,13 +210,9 @@ class RaceApp(App[None]):
     # -- drawing ----------------------------------------------------------------------------
 
     def refresh_view(self) -> None:
-        """Redraw from the model; a no-op once the screen is gone (the session may still call)."""
-        # (App.is_mounted is a method, ``is_mounted(widget)``, always true as a condition: the
-        # app is running from before its mount until its shutdown, which closes the screens)
-        if not self.is_running:
-            return
-        self._place_record()
-        self._draw()
+        if self.is_running:
+            self._place_record()
+        super().refresh_view()
 
     def _place_record(self) -> None:
         """Say where the last race's record is: on the server, or (``play``, whose server goes
@@ -457,39 +351,6 @@ class RaceApp(App[None]):
         side.set_class(self.size.width >= 120, "wide")
         if side_shown:  # (built for a hidden panel too, twice a draw for a watcher: a review)
             side.update(render.opponents(m, side_w - 3, height))
-
-    def too_small(self) -> bool:
-        """Is the terminal smaller than every game's board needs (it is then not drawn)?"""
-        w, h = self.size.width, self.size.height
-        return bool(w and h) and (w < render.MIN_WIDTH or h < render.MIN_HEIGHT)
-
-    def draw_status(self, keys: str, reconnecting: bool) -> int:
-        """The status line: the last message (two lines when it needs them, the board giving
-        one up meanwhile) and the keys; its height."""
-        keys = screens.fit_keys(keys, max(20, self.size.width - 2))
-        self.footer_shown = "" if reconnecting else keys
-        self.status_line.keys_line = self.footer_shown
-        text = screens.status_line(self.model, keys, reconnecting, max(20, self.size.width - 2))
-        lines = text.plain.count("\n") + 1
-        if self.status_line.styles.height != lines:
-            self.status_line.styles.height = lines
-        self.status_line.update(text)
-        return lines
-
-    async def action_game_quit(self, copy: bool = False) -> None:
-        """Ctrl+Q and Ctrl+C: the game's own q, through its key handling (so the same
-        confirmation); ctrl+c (``copy``) with text selected still copies it."""
-        screen = self.screen
-        selected = getattr(screen, "get_selected_text", None)
-        if copy and selected is not None and selected():
-            self.copy_to_clipboard(selected())
-            return
-        if isinstance(screen, HelpScreen):
-            screen.close()  # the confirmation is on the status line, under the help
-        await self.on_key(events.Key("q", "q"))
-
-    def on_resize(self, event: events.Resize) -> None:
-        self.call_after_refresh(self.refresh_view)
 
     # -- keys -----------------------------------------------------------------------------------
 
@@ -769,65 +630,6 @@ class RaceApp(App[None]):
         if move is not None:
             self.dispatch(move)
 
-    def on_status_bar_key_clicked(self, message: StatusBar.KeyClicked) -> None:
-        self.run_worker(self.on_key(events.Key(message.key, message.key)), group="click")
-
-    def on_board_clicked(self, message: Board.Clicked) -> None:
-        self.board_click(message.x, message.y, message.put_down)
-
-    def disarm(self) -> None:
-        """Drop the question a first press of a two-press key asked (quit)."""
-        self.quit_armed = False
-
-    def board_click(self, x: int, y: int, put_down: bool = False) -> None:
-        """A click on the board: pick a run from a card, drop on a pile or foundation, deal;
-        ``put_down`` (a right or middle click): put the picked run down, as escape does."""
-        grid, model, keys = self.grid, self.model, self.keys
-        if grid is None or model.phase != "racing" or model.holding or model.state is None:
-            return
-        if put_down:
-            self.disarm()  # (another action, as a left click is)
-            keys.press("escape")
-            self.refresh_view()
-            return
-        target = grid.at(x, y)
-        if target is None:
-            return
-        # another action: a question asked by a first press (quit) is dropped, as a key drops
-        # it (one click on "qq quit" after a card's quit at once: a mouse trial)
-        self.disarm()
-        move = None
-        kind = target[0]
-        if kind == "stock":
-            move = keys.press("d")
-        elif kind == "foundation" and keys.source is None:
-            # (nothing happened, nothing said: a mouse trial)
-            model.status = "Pick a pile first (click its card), then click the foundation."
-        elif kind == "foundation":
-            move = keys.home(target[1])
-        elif kind == "card" and (keys.source is None or keys.source == target[1]):
-            pile, index = target[1], target[2]
-            keys.select(pile, len(model.state.piles[pile]) - index)
-        elif kind in ("card", "pile"):
-            pile = target[1]
-            if keys.source == pile:
-                keys.source, keys.count = None, 0
-                model.status = ""
-            else:
-                move = keys.press(PILE_KEYS[pile])
-        if move is not None:
-            self.dispatch(move)
-        self.refresh_view()
-
-    def maybe_home(self) -> None:
-        state = self.model.state
-        if not self.auto_home or state is None or self.keys.pending:
-            return
-        move = auto_home(state)
-        if move is not None:
-            self.keys.sent()
-            self.dispatch(move, by_itself=True)
-
     def dispatch(self, move: Move, by_itself: bool = False) -> None:
         """Make ``move`` (checked by the keys, which now wait for it): sent to the server."""
         self.run_worker(self.send_move(move, by_itself), group="move")
@@ -1053,9 +855,6 @@ class RaceApp(App[None]):
             return
         kept = f"The race you left is kept in {clean(str(path))} ({program()} races lists it)."
         self.farewell = f"{self.farewell}\n{kept}" if self.farewell else kept
-
-    async def on_unmount(self) -> None:
-        await self.shutdown()
 
 
 BOTS_LEAVE_S = 3.0

@@ -1,6 +1,7 @@
 """What the ``patience-race`` command line means: the argument types (names, room codes, times,
 server URLs) and the arguments each command shares (a game's options, a room's settings, the
-server), turned into the settings and the URL a command uses.
+server), turned into the settings and the URL a command uses, and the :class:`Plan` of how a
+client gets into a room.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from protocol.config import GAMES, GameConfig
@@ -263,3 +265,28 @@ def add_race_arguments(p: argparse.ArgumentParser) -> None:
         help="the bots' pause between moves (default: their level's pace, easy 2.5, normal 1, "
         "strong 0.5; 0: as fast as allowed)",
     )
+
+
+@dataclass
+class Plan:
+    """How this client gets into a room."""
+
+    action: str
+    """``play``, ``host``, ``join`` or ``watch``."""
+    name: str
+    url: str | None = None
+    """None: run a server inside this process."""
+    settings: Settings | None = None
+    code: str | None = None
+    bots: int = 0
+    bot_level: str = "normal"
+    bot_think: float | None = None
+    """Seconds between the bots' moves; None: their level's own pace."""
+    auto_ready: bool = False
+    port: int = 0
+    """The port of a server inside this process (on 127.0.0.1; 0: any free one)."""
+    note: str = ""
+    """Said on the status line once in the room (why the name joined is not a saved seat's)."""
+    any_name: bool = False
+    """The name is only a default (``watch`` without ``--name``): if someone in the room has it,
+    the same name with a number (``Ann 2``) is taken instead."""

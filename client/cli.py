@@ -16,6 +16,7 @@ from protocol.game import state_class
 from protocol.record import RecordError
 
 from .args import (
+    Plan,
     add_game_arguments,
     add_race_arguments,
     add_server_argument,
@@ -57,10 +58,9 @@ def can_draw() -> bool:
     return problem is None
 
 
-def run_app(plan: object) -> int:
-    from .app import Plan, RaceApp
+def run_app(plan: Plan) -> int:
+    from .app import RaceApp
 
-    assert isinstance(plan, Plan)
     if plan.url is not None:
         problem = check_server(plan.url)
         if problem is not None:
@@ -79,8 +79,6 @@ def run_app(plan: object) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from .app import Plan
-
     settings = make_settings(args)
     if args.bots + 1 > settings.seats:  # a seat for you and each bot asked for
         settings = settings.model_copy(update={"seats": args.bots + 1})
@@ -134,8 +132,6 @@ def practice_command(config: GameConfig, number: int | None) -> str:
 
 
 def cmd_host(args: argparse.Namespace) -> int:
-    from .app import Plan
-
     if args.seats is None:  # room for you and every bot asked for
         args.seats = max(8, args.bots + 1)
     elif args.bots >= args.seats:
@@ -230,8 +226,6 @@ def choose_name(url: str, code: str, given: str | None, notes: list[str] | None 
 
 
 def cmd_join(args: argparse.Namespace) -> int:
-    from .app import Plan
-
     url = server_url(args)
     notes: list[str] = []
     try:
@@ -248,8 +242,6 @@ def cmd_join(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from .app import Plan
-
     name = args.name or default_name()
     plan = Plan(
         action="watch", name=name, url=server_url(args), code=args.code, any_name=not args.name

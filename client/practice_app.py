@@ -1,6 +1,6 @@
 """``patience-race practice``: the race screen's board and keys, alone, with no server.
 
-The board, the keys and the mouse are the race's (``client.app.RaceApp``, ``client.keys.Keys``);
+The board, the keys and the mouse are the race's (``client.board_app.BoardApp``, ``client.keys.Keys``);
 moves go to a local :class:`~client.practice.Practice` instead of a server.  Practice adds ``h``
 (a hint, worked out by the strong bot from what the player sees) and an undo that goes back as
 far as you like; the results say how many hints and undos the game took and where its record was
@@ -21,7 +21,7 @@ from protocol.moves import IllegalMove, Kind, Move
 from protocol.notation import format_move
 
 from . import render, screens
-from .app import O_IS_FOR_SPIDER, SUIT_BACK, Plan, RaceApp
+from .board_app import O_IS_FOR_SPIDER, SUIT_BACK, BoardApp
 from .keys import auto_home
 from .practice import Practice, describe, picked_count, practice_dir
 from .terminal import program
@@ -61,11 +61,11 @@ class PracticeHelp(HelpScreen):
     TEXT = PRACTICE_HELP
 
 
-class PracticeApp(RaceApp):
+class PracticeApp(BoardApp):
     TITLE = "Patience Race: practice"
 
     def __init__(self, config: GameConfig, number: int | None = None) -> None:
-        super().__init__(Plan(action="practice", name="you"))
+        super().__init__("you")
         self.practice = Practice(config, number)
         self.thinking = False
         self.new_armed = False
@@ -91,9 +91,6 @@ class PracticeApp(RaceApp):
             "you like, ? for keys."
         )
         self.refresh_view()
-
-    async def shutdown(self) -> None:
-        return None
 
     def disarm(self) -> None:
         super().disarm()
@@ -225,7 +222,7 @@ class PracticeApp(RaceApp):
             return
         key = event.character if event.character and event.character.isprintable() else event.key
         event.stop()
-        event.prevent_default()  # RaceApp.on_key (a race's keys) must not run as well
+        event.prevent_default()
         m, p = self.model, self.practice
         if key != "x":  # any other key plays on: a half-pressed resign or redeal is dropped
             self.keys.confirm_resign = False  # (practice's own keys, n h o ?, kept it: a review)

@@ -11,7 +11,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from client.app import Plan, RaceApp
+from client.app import RaceApp
+from client.args import Plan
 from client.changes import kept_for
 from client.cli import main as cli_main
 from client.keys import Keys

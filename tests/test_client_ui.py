@@ -10,7 +10,8 @@ from typing import Any
 from textual import events
 from textual.widgets import Static
 
-from client.app import Plan, RaceApp
+from client.app import RaceApp
+from client.args import Plan
 from client.net import Connection
 from protocol.messages import (
     CreateRoom,

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from client.app import Plan, RaceApp
+from client.app import RaceApp
+from client.args import Plan
 from client.cli import main as cli_main
 from client.cli import main as client_main
 from client.net import Connection, Disconnected

@@ -235,7 +235,8 @@ def _free_port() -> int:
 
 
 async def test_play_shows_a_join_command_that_works_from_another_terminal() -> None:
-    from client.app import Plan, RaceApp
+    from client.app import RaceApp
+    from client.args import Plan
     from client.net import Connection
     from protocol.messages import Joined, JoinRoom, Settings
 
