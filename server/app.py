@@ -5,7 +5,7 @@ hub, sends what it answers, closes what it closes, ticks its clock and serves ``
 ``/metrics`` and ``/races/<id>`` over plain HTTP on the same port.
 
 It also holds the line against the network (docs/operations.md, "Limits"): every connection
-has a bounded amount of output waiting (a :class:`Pipe`; a peer that does not read is cut,
+has a bounded amount of output waiting (:mod:`server.output`: a peer that does not read is cut,
 4413), handshakes in progress count toward the per-address limit, and errors accepting
 connections (out of file descriptors) are logged at most once a second.
 """
@@ -19,14 +19,12 @@ import ipaddress
 import logging
 import socket
 import time
-from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
-from websockets.protocol import State
 from websockets.typing import Origin
 
 from protocol.codec import DecodeError, decode_command
@@ -44,9 +42,11 @@ from .outbox import (
     CLOSE_FULL,
     CLOSE_IDLE,
     CLOSE_REPLACED,
+    CLOSE_SLOW,
     CLOSE_VERSION,
     Outbox,
 )
+from .output import Output
 from .pool import DealPool
 from .store import Store
 
@@ -55,8 +55,6 @@ log = logging.getLogger("patience_race.server")
 DRAIN_CLOSE_S = 20.0
 """The most a drain waits for clients' closing handshakes (and at most ``grace_s``): within
 systemd's ``TimeoutStopSec=30`` (deploy/systemd), which kills a stop that takes longer."""
-CLOSE_SLOW = 4413
-"""The connection's output stayed over its bound: the peer does not read (docs/protocol.md)."""
 
 KNOWN_CLOSES = frozenset(
     {1000, 1001, 1002, 1003, 1005, 1006, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014}
@@ -74,27 +72,6 @@ _REFUSED_CLOSES = {CLOSE_BAD_INPUT: "bad_input", CLOSE_FLOOD: "flooding"}
 CLOSE_LINGER_S = 1.5
 """How long :meth:`RaceServer.close_rooms` waits, at most, for those it told the rooms closed to
 fetch the records of the races it stopped before the server goes."""
-
-
-class Pipe:
-    """A connection's output that the network has not taken yet, beyond its socket's buffer.
-
-    Frames are written to the socket while its buffer holds less than ``send_buffer``; after
-    that they wait here, progress replaced by newer progress, and a task writes them as the
-    buffer drains.  ``over_since`` is when the output went over the bound (None while under)."""
-
-    __slots__ = ("bytes", "held", "over_since", "probed_at", "probing", "queue", "task")
-
-    def __init__(self) -> None:
-        self.queue: deque[tuple[bytes, bool]] = deque()
-        """(frame, is progress)"""
-        self.bytes = 0
-        self.over_since: float | None = None
-        self.task: asyncio.Task[None] | None = None
-        self.held: bytes | None = None
-        """The newest progress, held while the last probe goes unanswered (``RaceServer._send``)."""
-        self.probing = False
-        self.probed_at = -1e9
 
 
 class RaceServer:
@@ -135,13 +112,11 @@ class RaceServer:
         self.cluster: Cluster | None = None
         """This node's Redis side, when the server is a node of a cluster (docs/cluster.md)."""
         self.sockets: dict[int, ServerConnection] = {}
-        self.pipes: dict[int, Pipe] = {}
-        self._over: dict[int, Pipe] = {}
-        """Connections whose output is over ``send_buffer`` (checked on each tick)."""
+        self.output = Output(self.limits, self.sockets, self.hub.count, self._doom)
+        """Each connection's output beyond its socket buffer, bounded (slow readers cut)."""
         self.opening: dict[str, int] = {}
         """Connections per socket address whose WebSocket handshake is not done yet."""
         self.opening_total = 0
-        self.slow_closes = 0
         self.refused_early = 0
         self._accept_log_at = 0.0
         self.refusals = RefusalLog(log)
@@ -151,8 +126,6 @@ class RaceServer:
         self.server: Server | None = None
         self._ticker: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
-        self._probes: set[asyncio.Task[None]] = set()
-        """Pings waiting for their answer before a connection's next progress (``_send``)."""
         self._doomed: set[int] = set()
         """Connections the hub closed: frames still arriving on them are not handled."""
         self._close_started: set[int] = set()
@@ -285,20 +258,13 @@ class RaceServer:
                 await self._ticker
         # a connection whose output is backed up would hold its close (and the server's) for ever:
         # its closing handshake waits behind the buffer.  It reads nothing anyway: cut it.
-        for cid in list(self._over):
-            ws = self.sockets.get(cid)
-            if ws is not None:
-                self._cut(cid, ws, "the server is stopping")
+        self.output.cut_backed_up("the server is stopping")
         if self.server is not None:
             self.server.close()
             await self.server.wait_closed()
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
-        for pipe in list(self.pipes.values()):
-            if pipe.task is not None:
-                pipe.task.cancel()
-        for task in list(self._probes):
-            task.cancel()
+        self.output.stop()
 
     async def close_rooms(self, why: str) -> None:
         """Close every room for good, telling everyone ``why``, then stop (a server that will not
@@ -358,7 +324,7 @@ class RaceServer:
             self._count_close(CLOSE_FULL)
             return
         self.sockets[cid] = ws
-        self.pipes[cid] = Pipe()
+        self.output.open(cid)
         try:
             async for frame in ws:
                 if cid not in self._doomed:  # after a close decision, frames are dropped
@@ -367,10 +333,7 @@ class RaceServer:
             pass
         finally:
             self.sockets.pop(cid, None)
-            pipe = self.pipes.pop(cid, None)
-            self._over.pop(cid, None)
-            if pipe is not None and pipe.task is not None:
-                pipe.task.cancel()
+            self.output.close(cid)
             self._doomed.discard(cid)
             self._close_started.discard(cid)
             self._deliver(self.hub.disconnect(cid, time.monotonic()))
@@ -507,7 +470,7 @@ class RaceServer:
                 frame = out.frame(event)
                 progress = isinstance(event, ProgressUpdate)
                 for cid, ws in targets:
-                    self._send(cid, ws, frame, progress)
+                    self.output.send(cid, ws, frame, progress)
                 self.frames_sent += len(targets)
         for close in out.closes:
             ws = self.sockets.get(close.conn)
@@ -521,126 +484,16 @@ class RaceServer:
 
     # -- output: bounded per connection ----------------------------------------------------
 
-    def _send(self, cid: int, ws: ServerConnection, frame: bytes, progress: bool) -> None:
-        """Write ``frame`` to ``ws`` now if its socket buffer has room, else queue it (bounded).
+    def _doom(self, cid: int) -> str:
+        """A connection the output cuts: its frames still arriving are not handled; its
+        address, for the log line."""
+        self._doomed.add(cid)
+        conn = self.hub.conns.get(cid)
+        return conn.peer if conn is not None else ""
 
-        A progress waits while the connection's last probe (a ping, at most one every
-        ``progress_probe_s``) has gone that long unanswered: the link, or a proxy's buffers
-        on the way, still hold what it was given, and only the newest progress is kept for when
-        the answer comes.  Anything else goes at once, the progress held first (in order)."""
-        if ws.protocol.state is not State.OPEN:
-            return
-        pipe = self.pipes.get(cid)
-        if pipe is None:
-            return
-        every = self.limits.progress_probe_s
-        if progress:
-            now = time.monotonic()
-            if pipe.probing and now - pipe.probed_at >= every:
-                if pipe.held is not None:
-                    self.hub.count("progress_coalesced")
-                pipe.held = frame
-                return
-            self._write(cid, ws, pipe, frame, True)
-            if not pipe.probing and now - pipe.probed_at >= every:
-                pipe.probing, pipe.probed_at = True, now
-                task = asyncio.create_task(self._probe(cid, ws, pipe))
-                self._probes.add(task)
-                task.add_done_callback(self._probes.discard)
-            return
-        if pipe.held is not None:
-            held, pipe.held = pipe.held, None
-            self._write(cid, ws, pipe, held, True)
-        self._write(cid, ws, pipe, frame, False)
-
-    async def _probe(self, cid: int, ws: ServerConnection, pipe: Pipe) -> None:
-        """Ping ``ws`` and wait for its answer; then send the progress held meanwhile."""
-        try:
-            pong = await ws.ping()
-            await pong
-        except Exception:  # the connection went away: its handler cleans up
-            return
-        finally:
-            pipe.probing = False
-        if pipe.held is not None and self.pipes.get(cid) is pipe:
-            held, pipe.held = pipe.held, None
-            if ws.protocol.state is State.OPEN:
-                self._write(cid, ws, pipe, held, True)
-
-    def _write(
-        self, cid: int, ws: ServerConnection, pipe: Pipe, frame: bytes, progress: bool
-    ) -> None:
-        limit = self.limits.send_buffer
-        if not pipe.queue and ws.transport.get_write_buffer_size() < limit:
-            ws.protocol.send_binary(frame)
-            ws.send_data()
-            if ws.transport.get_write_buffer_size() >= limit:
-                self._mark_over(cid, pipe)
-            return
-        queue = pipe.queue
-        if progress:  # only the latest progress matters: drop the one waiting, if any
-            for k, (old, was_progress) in enumerate(queue):
-                if was_progress:
-                    del queue[k]
-                    pipe.bytes -= len(old)
-                    self.hub.count("progress_coalesced")
-                    break
-        queue.append((frame, progress))
-        pipe.bytes += len(frame)
-        self._mark_over(cid, pipe)
-        if len(queue) > 1 and (
-            pipe.bytes > self.limits.max_pending_bytes
-            or len(queue) > self.limits.max_pending_frames
-        ):
-            self._cut(cid, ws, "too much output waiting: the connection does not read")
-            return
-        if pipe.task is None:
-            pipe.task = asyncio.create_task(self._pump(cid, ws, pipe))
-
-    def _mark_over(self, cid: int, pipe: Pipe) -> None:
-        if pipe.over_since is None:
-            pipe.over_since = time.monotonic()
-            self._over[cid] = pipe
-
-    async def _pump(self, cid: int, ws: ServerConnection, pipe: Pipe) -> None:
-        """Write ``pipe``'s queue as the socket buffer drains."""
-        limit = self.limits.send_buffer
-        try:
-            while pipe.queue:
-                drain = getattr(ws, "drain", None)  # (websockets 15-17 have it; else poll)
-                if drain is not None:
-                    await drain()  # returns when the buffer is under its low-water mark
-                if ws.protocol.state is not State.OPEN:
-                    return
-                if ws.transport.get_write_buffer_size() >= limit:
-                    await asyncio.sleep(self.limits.tick_s)
-                    continue
-                while pipe.queue and ws.transport.get_write_buffer_size() < limit:
-                    frame, _ = pipe.queue.popleft()
-                    pipe.bytes -= len(frame)
-                    ws.protocol.send_binary(frame)
-                    ws.send_data()
-        except Exception:  # the connection went away: its handler cleans up
-            return
-        finally:
-            pipe.task = None
-
-    def _check_slow(self, now: float) -> None:
-        """Cut connections whose output stayed over the bound for ``slow_timeout_s``; clear the
-        mark of those back under it.  This is the keepalive that works when the buffer is full:
-        websockets' own ping waits behind the buffer (its send drains first)."""
-        limit = self.limits.send_buffer
-        timeout = self.limits.slow_timeout_s
-        for cid, pipe in list(self._over.items()):
-            ws = self.sockets.get(cid)
-            if ws is None:
-                self._over.pop(cid, None)
-                continue
-            if not pipe.queue and ws.transport.get_write_buffer_size() < limit:
-                pipe.over_since = None
-                self._over.pop(cid, None)
-            elif pipe.over_since is not None and now - pipe.over_since >= timeout:
-                self._cut(cid, ws, "output not read: the connection is too slow")
+    def pending_bytes(self) -> int:
+        """Output waiting in this process, all connections: socket buffers and queues."""
+        return self.output.pending_bytes()
 
     def _overflowed(self, ws: ServerConnection) -> None:
         """What ``ws``'s own frames made the server write (pongs) piled up past the queue's
@@ -650,47 +503,7 @@ class RaceServer:
             self.hub.count("refused_opening")
             ws.transport.abort()
             return
-        self._cut(cid, ws, "too much output waiting: the connection does not read")
-
-    def _cut(self, cid: int, ws: ServerConnection, reason: str) -> None:
-        """Close a connection that does not read: a close frame goes after what is buffered
-        (the peer will not read it), and the socket is dropped at once with everything waiting."""
-        pipe = self.pipes.get(cid)
-        if pipe is not None:
-            pipe.queue.clear()
-            pipe.bytes = 0
-            if pipe.task is not None:
-                pipe.task.cancel()
-        self._over.pop(cid, None)
-        self._doomed.add(cid)
-        self.slow_closes += 1
-        conn = self.hub.conns.get(cid)
-        log.info(
-            "slow connection cut",
-            extra={
-                "fields": {
-                    "event": "slow_closed",
-                    "conn": cid,
-                    "address": conn.peer if conn is not None else "",
-                    "reason": reason,
-                }
-            },
-        )
-        with contextlib.suppress(Exception):
-            if ws.protocol.state is State.OPEN:
-                ws.protocol.fail(CLOSE_SLOW, reason)
-                ws.send_data()
-        ws.transport.abort()
-
-    def pending_bytes(self) -> int:
-        """Output waiting in this process, all connections: socket buffers and queues."""
-        total = 0
-        for cid, ws in self.sockets.items():
-            total += ws.transport.get_write_buffer_size()
-            pipe = self.pipes.get(cid)
-            if pipe is not None:
-                total += pipe.bytes
-        return total
+        self.output.cut(cid, ws, "too much output waiting: the connection does not read")
 
     # -- opening: handshakes count toward the limits ----------------------------------------
 
@@ -828,8 +641,8 @@ class RaceServer:
             await asyncio.sleep(tick)
             now = time.monotonic()
             self.loop_lag.observe(max(0.0, now - due))
-            if self._over:
-                self._check_slow(now)
+            if self.output.backed_up:
+                self.output.check_slow(now)
             try:
                 self._deliver(self.hub.tick(now))
                 self.refusals.flush(now)

@@ -20,6 +20,8 @@ CLOSE_IDLE = 4408
 CLOSE_REPLACED = 4409
 CLOSE_RESTART = 1012
 CLOSE_FULL = 1013
+CLOSE_SLOW = 4413
+"""The connection's output stayed over its bound: the peer does not read."""
 
 
 class CommandError(Exception):

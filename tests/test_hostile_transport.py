@@ -39,8 +39,9 @@ from protocol.messages import (
     Ready,
     Settings,
 )
-from server.app import CLOSE_SLOW, RaceServer
+from server.app import RaceServer
 from server.limits import budget_key
+from server.outbox import CLOSE_SLOW
 from server.race import MAX_ACTIONS
 from server.records import ByteBudget, RecordCache
 from server.store import Store
@@ -200,7 +201,7 @@ async def test_pings_from_a_peer_that_never_reads_are_bounded() -> None:
             await asyncio.sleep(0.01)
         sent, ended = await flood
         assert ended != "still open", f"{sent} pings and never cut"
-        assert server.slow_closes == 1
+        assert server.output.slow_closes == 1
         # the buffer never held much more than the bound (one read's worth of pongs past it)
         assert highest <= limits.send_buffer + limits.max_pending_bytes + 64 * 1024
         await eventually(lambda: not server.sockets)
@@ -241,7 +242,7 @@ async def test_a_keepalive_ping_while_a_big_record_is_read_slowly_cuts_nothing()
         server.hub.finished[record.race_id] = record
         port = int(server.url.rsplit(":", 1)[1])
         got, cut = await asyncio.to_thread(_slow_record_reader, port, record.race_id)
-        assert not cut and server.slow_closes == 0
+        assert not cut and server.output.slow_closes == 0
         assert got > limits.send_buffer + limits.max_pending_bytes  # the whole record came
 
 
@@ -257,14 +258,14 @@ async def test_the_server_stops_with_a_never_reading_client_backed_up() -> None:
         )
         async with slow_readers(server, code, 1):
             toggles = 0
-            while not any(p.queue for p in server.pipes.values()):
+            while not any(p.queue for p in server.output.pipes.values()):
                 await conns[0].request(Ready(seq=0, ready=toggles % 2 == 0))
                 toggles += 1
                 assert toggles < 5000
             await close_all(conns)
             await asyncio.wait_for(server.stop(), 20)  # (a guard: without the cut, never)
             stopped = True
-            assert server.slow_closes == 1
+            assert server.output.slow_closes == 1
     finally:
         if not stopped:
             await server.stop()
@@ -298,10 +299,10 @@ async def test_a_full_buffer_is_detected_and_progress_is_coalesced() -> None:
                     await move(player, "undo")
                 moves += 1
                 assert moves < 2 * (MAX_ACTIONS // 2), "the readers that never read were never cut"
-                for pipe in server.pipes.values():
+                for pipe in server.output.pipes.values():
                     assert sum(1 for _, progress in pipe.queue if progress) <= 1
             assert server.hub.metrics.get("progress_coalesced", 0) > 0
-            assert server.slow_closes == 3
+            assert server.output.slow_closes == 3
             await move(conns[1 - who], "resign")  # the race goes on
         await close_all(conns)
 
@@ -332,9 +333,9 @@ async def test_a_peer_that_answers_no_ping_is_held_one_progress() -> None:
             coalesced = server.hub.metrics.get("progress_coalesced", 0)
             await play(2.0)
             assert server.pending_bytes() == before  # nothing more for them
-            assert sum(1 for p in server.pipes.values() if p.held is not None) == 3
+            assert sum(1 for p in server.output.pipes.values() if p.held is not None) == 3
             assert server.hub.metrics.get("progress_coalesced", 0) > coalesced + 10
-            assert not server.slow_closes
+            assert not server.output.slow_closes
             await move(conns[1], "resign")  # the race goes on
         await close_all(conns)
 
@@ -785,5 +786,5 @@ async def test_a_slow_link_gets_fresh_progress_and_its_pong_in_time() -> None:
             assert server.hub.metrics.get("progress_coalesced", 0) > 0
             await server.drain()
             await asyncio.wait_for(asyncio.gather(watching, return_exceptions=True), 30)
-            assert kinds[-1] == "notice" and server.slow_closes == 0, kinds[-3:]
+            assert kinds[-1] == "notice" and server.output.slow_closes == 0, kinds[-3:]
         await close_all(conns)
