@@ -22,7 +22,7 @@ import secrets
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from protocol.codec import MAX_EVENT_FRAME, encode
 from protocol.messages import (
@@ -96,6 +96,9 @@ from .store import Store
 from .upkeep import Upkeep
 
 __all__ = ["Hub", "MemberState", "Room", "check_name", "display_code", "normalize_code"]
+
+if TYPE_CHECKING:
+    from .cluster import Cluster  # (which knows the hub: set by the server, not imported)
 
 log = logging.getLogger("patience_race.server")
 
@@ -181,8 +184,8 @@ class Hub(Upkeep, HostCommands):
         self.metrics: dict[str, int] = {}
         self.live = LiveRooms(store) if store is not None else None
         """Live rooms written down as they change, read back by :meth:`restore`."""
-        self.cluster: Any = None
-        """A cluster node's view of the other nodes (``server.cluster.Cluster``), or None."""
+        self.cluster: Cluster | None = None
+        """A cluster node's view of the other nodes, or None."""
         self._alive_written = 0.0
         self._wall_offset: float | None = None
         """The wall clock less the monotonic one, as last seen (a step of the wall clock is
