@@ -28,6 +28,7 @@ from .changes import kept_for
 from .keys import HOST_KEYS, PILE_KEYS, auto_home, host_settings, settings_of
 from .model import LastResults
 from .net import Disconnected, ServerError
+from .panel import PANEL_MIN_WIDTH, opponents, standings_line
 from .safe import clean
 from .saved_races import record_url, save_race
 from .session import SeatInUse, Session
@@ -297,12 +298,12 @@ class RaceApp(BoardApp):
         board_shown = m.phase == "racing" and not m.holding and m.state is not None and not small
         # narrower than the panel and the board need (a large font): the board takes the width
         # and the places are a line under the header (nothing below 80x24 was drawn: a trial)
-        side_shown = board_shown and self.size.width >= render.PANEL_MIN_WIDTH
+        side_shown = board_shown and self.size.width >= PANEL_MIN_WIDTH
         places = board_shown and not side_shown
         header = screens.header(m, self.auto_home, self.lost_at, self.size.width, reconnecting)
         if places:
             header.append("\n ")
-            header.append_text(render.standings_line(m, max(20, self.size.width - 3)))
+            header.append_text(standings_line(m, max(20, self.size.width - 3)))
         top_h = 2 if places else 1
         if self.top.styles.height is None or self.top.styles.height.value != top_h:
             self.top.styles.height = top_h
@@ -350,7 +351,7 @@ class RaceApp(BoardApp):
         side.display = side_shown
         side.set_class(self.size.width >= 120, "wide")
         if side_shown:  # (built for a hidden panel too, twice a draw for a watcher: a review)
-            side.update(render.opponents(m, side_w - 3, height))
+            side.update(opponents(m, side_w - 3, height))
 
     # -- keys -----------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from textual.filter import Monochrome, NoColor
 from protocol.moves import Move
 
 from . import render, screens
+from .grid import PALETTE, Grid
 from .keys import PILE_KEYS, Keys, auto_home
 from .model import RaceModel
 from .widgets import Board, HelpScreen, StatusBar, Steady
@@ -74,7 +75,7 @@ class BoardApp(App[None]):
         """The keys line as last drawn (a click on an item presses its key)."""
         self.quit_armed = False
         """The first q was pressed: the next quits."""
-        self.grid: render.Grid | None = None
+        self.grid: Grid | None = None
         """The board as last drawn: maps clicks back to cards."""
 
     def compose(self) -> ComposeResult:
@@ -94,7 +95,7 @@ class BoardApp(App[None]):
             # terminal's own colours) drew the black cards white on light grey (an appearance
             # trial); a dark theme of one's own is kept
             self.theme = "textual-dark"
-        self.ansi_theme_dark = render.PALETTE
+        self.ansi_theme_dark = PALETTE
         self.set_interval(0.2, self.refresh_view)
         self.run_worker(self.setup(), exclusive=True, group="setup")
         self.refresh_view()

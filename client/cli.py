@@ -284,8 +284,8 @@ def cmd_races(args: argparse.Namespace) -> int:
     file that ``patience-race replay`` checks."""
     import datetime
 
+    from .grid import clock
     from .practice import practice_dir
-    from .render import clock
     from .saved_races import races_dir, saved_races
 
     kept = saved_races()[: max(1, args.count)]

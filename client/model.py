@@ -133,7 +133,7 @@ class RaceModel:
     back_names: list[str] = field(default_factory=list)
     helena_layout: tuple[tuple[object, ...], int, int, bool] | None = None
     """St. Helena and Louis: the deal and screen size for which the board was laid out, the
-    cards' width and gap chosen, and whether it went to one row a pile (client.render keeps
+    cards' width and gap chosen, and whether it went to one row a pile (client.helena_board keeps
     all three until the next deal or a resize: one card more must not move the board)."""
     screen: tuple[int, int] | None = None
     """The terminal's size (columns, lines), set by the app before each drawing: what a resize

@@ -22,6 +22,7 @@ from protocol.notation import format_move
 
 from . import render, screens
 from .board_app import O_IS_FOR_SPIDER, SUIT_BACK, BoardApp
+from .grid import DIM, plain
 from .keys import auto_home
 from .practice import Practice, describe, picked_count, practice_dir
 from .terminal import program
@@ -170,7 +171,7 @@ class PracticeApp(BoardApp):
         t.append(f"  {plural(p.game.hints, 'hint')}", style="magenta")
         t.append(f"  {plural(s.moves, 'move')}  {plural(s.undos, 'undo')}")
         if s.config.game == SPIDER:
-            t.append(f"  {home} {'on' if self.auto_home else 'off'}", style=render.DIM)
+            t.append(f"  {home} {'on' if self.auto_home else 'off'}", style=DIM)
         if label is True:
             t.append(f"  {title}", style="bold")
         elif label is None:
@@ -199,7 +200,7 @@ class PracticeApp(BoardApp):
         if p.game.hints:
             t.append(f"Hints were used ({p.game.hints}): the record says so.\n", style="magenta")
         else:
-            t.append("No hints used.\n", style=render.DIM)
+            t.append("No hints used.\n", style=DIM)
         if p.saved is not None:
             t.append(f"\nThe record is saved (check it with {program()} replay FILE):\n")
             # under the home directory as ~/...: the shell reads it back, and it is shorter
@@ -207,7 +208,7 @@ class PracticeApp(BoardApp):
             shown = str(p.saved)
             with contextlib.suppress(ValueError, RuntimeError):
                 shown = "~/" + str(p.saved.relative_to(Path.home()))
-            t.append_text(render.plain(safe(shown), "cyan"))
+            t.append_text(plain(safe(shown), "cyan"))
             t.append("\n")
         t.append("\nn: a new deal    q: quit\n", style="bold")
         return t

@@ -1,6 +1,6 @@
 """The client's screens around the board: the header and the keys' footer, the lobby, the
 countdown, the results, the status line and the help, as ``rich.text.Text`` from the plain
-:class:`~client.model.RaceModel` (boards, cards and the race panel are :mod:`client.render`'s).
+:class:`~client.model.RaceModel` (boards are :mod:`client.render`'s, the race panel :mod:`client.panel`'s).
 
 As there, nothing here is markup: names and server messages are other people's text."""
 
@@ -17,8 +17,9 @@ from rich.text import Text
 from protocol.config import LOUIS, SPIDER, ST_HELENA
 from protocol.messages import Standing, display_code
 
+from .grid import DIM, clock, plain
 from .model import RaceModel
-from .render import DIM, MIN_HEIGHT, MIN_WIDTH, clock, plain
+from .render import MIN_HEIGHT, MIN_WIDTH
 from .terminal import program
 from .text import clip, drawn_cells, fit, plural, safe, wrap_cells
 

@@ -13,8 +13,12 @@ from rich.text import Text
 
 from client import render, screens
 from client.changes import progress_changes, room_changes
+from client.grid import Grid
+from client.helena_board import per_row_of
 from client.keys import Keys
 from client.model import RaceModel
+from client.panel import opponents, standings_line
+from client.panel import watching as watching_view
 from client.text import clip, ordinal, plural, safe
 from protocol.config import GameConfig
 from protocol.game import new_game
@@ -237,13 +241,13 @@ def test_the_race_panel_keeps_your_own_line_when_it_cannot_show_everyone() -> No
     model.progress = [progress(1, "me", score=0)] + [
         progress(i, f"Bot {i}", score=1000 - i) for i in range(2, 17)
     ]
-    text = render.opponents(model, 29, 12).plain
+    text = opponents(model, 29, 12).plain
     lines = text.rstrip("\n").splitlines()
     assert len(lines) <= 12 and "me (you)" in text  # the last by score, still shown
     assert "Bot 2" in text and "Bot 16" not in text  # the leaders first
     assert "+6 more" in text  # those not shown are counted, not dropped silently
-    assert "Bot 16" in render.opponents(model, 29).plain  # no height: everyone
-    assert "more" not in render.opponents(model, 29).plain
+    assert "Bot 16" in opponents(model, 29).plain  # no height: everyone
+    assert "more" not in opponents(model, 29).plain
 
 
 def test_bots_are_marked_in_the_race_panel_and_the_results() -> None:
@@ -258,12 +262,12 @@ def test_bots_are_marked_in_the_race_panel_and_the_results() -> None:
     assert "Bob (bot)" in screens.results(model).plain
     assert "Ann (bot)" not in screens.results(model).plain
     model.progress = [progress(1, "Ann"), progress(2, "Bob")]
-    panel = render.opponents(model, 29).plain
+    panel = opponents(model, 29).plain
     assert "Bob (bot)" in panel and "Ann (you)" in panel and "Ann (bot)" not in panel
     # a bot gone (its host quit with it) is still marked one (it lost its tag)
     model.apply(RoomUpdate(room=model.room.model_copy(update={"members": [member(1, "Ann")]})))  # type: ignore[union-attr]
     assert "Bob (bot)" in screens.results(model).plain
-    assert "Bob (bot)" in render.opponents(model, 29).plain
+    assert "Bob (bot)" in opponents(model, 29).plain
 
 
 def test_a_change_of_settings_in_the_lobby_is_said() -> None:
@@ -388,7 +392,7 @@ def test_a_seat_taken_back_keeps_the_bots_tags() -> None:
     )  # fmt: skip
     model.apply(snap)
     assert model.bots == {2}
-    assert "Bot (bot)" in render.opponents(model, 30).plain
+    assert "Bot (bot)" in opponents(model, 30).plain
 
 
 # -- results --------------------------------------------------------------------------------
@@ -431,7 +435,7 @@ def test_results_table_has_every_column_and_the_keys() -> None:
     # one word for it, the race panel's and the results' (gone, disconnected: a trial)
     assert any("Cy" in line and "dropped" in line for line in lines)
     model.progress = [progress(3, "Cy", "disconnected")]
-    assert "dropped" in render.opponents(model, 29).plain
+    assert "dropped" in opponents(model, 29).plain
     assert "deal verified" in text
     assert "rematch asked by: Bob" in text
     assert "n: rematch    s: to the lobby    q: leave" in text  # Ann hosts
@@ -451,11 +455,11 @@ def test_a_race_without_undo_counts_no_undos() -> None:
     race.state = new_game(GameConfig("spider", {"suits": 1}), 3)
     race.progress = [progress(1, "Ann", moves=4), progress(2, "Bob", moves=2)]
     assert "0 undos" in screens.header(race, True).plain
-    assert "0 undos" in render.opponents(race, 29).plain
+    assert "0 undos" in opponents(race, 29).plain
     race.room.settings.undo = "off"
     assert "undo" not in screens.header(race, True).plain
     assert "0 moves" in screens.header(race, True).plain
-    panel = render.opponents(race, 29).plain
+    panel = opponents(race, 29).plain
     assert "undo" not in panel and "4 moves" in panel
     model = results_model()
     assert "undos" in screens.results(model, 78).plain
@@ -533,7 +537,7 @@ def test_indic_vowel_signs_take_a_cell_in_the_panel_the_lobby_and_the_results() 
     ]  # fmt: skip
     race.bots = {2, 3}
     for height in (0, 4):  # three lines a player, one
-        panel = render.opponents(race, 29, height).plain.splitlines()
+        panel = opponents(race, 29, height).plain.splitlines()
         rows = [line for line in panel if line.rstrip().endswith(("7", "125", "433"))]
         assert len(rows) == 3, panel
         assert {drawn_cells(row) for row in rows} == {29}, [drawn_cells(r) for r in rows]
@@ -992,7 +996,7 @@ def test_st_helena_cards_keep_their_size_within_a_deal(width: int) -> None:
         return first, rows
 
     before, _ = drawn()
-    fits = render._helena_per_row(width, *model.helena_layout[1:3])  # type: ignore[index]
+    fits = per_row_of(width, *model.helena_layout[1:3])  # type: ignore[index]
     for k in range(24):
         piles[4].append(piles[5][k % 8])
         first, rows = drawn()
@@ -1010,7 +1014,7 @@ def test_st_helena_cards_keep_their_size_within_a_deal(width: int) -> None:
 
 def grown_board(
     game: str, piles: tuple[int, ...], grown: int, width: int, height: int
-) -> tuple[RaceModel, render.Grid, set[tuple[int, ...]]]:
+) -> tuple[RaceModel, Grid, set[tuple[int, ...]]]:
     """Deal 4 of ``game`` with ``piles`` grown by ``grown`` cards, drawn in ``width`` x
     ``height``: the model, the grid (checked to stay in its size) and the cards drawn."""
     model = RaceModel(name="me", phase="racing")
@@ -1070,11 +1074,11 @@ def test_race_panel_is_a_clean_column() -> None:
         progress(2, "A very long name indeed!", "won", suits=8, finish_ms=3_723_000),
         progress(3, "Cy", connected=False),
     ]
-    text = render.opponents(model, 29)
+    text = opponents(model, 29)
     lines = text.plain.splitlines()
     assert all(len(line) <= 29 for line in lines)
     assert lines[0] == "Race ABCD-2345: first to win"  # the room's code too (a new-user trial)
-    assert render.opponents(model, 22).plain.splitlines()[0] == "Race: first to win"
+    assert opponents(model, 22).plain.splitlines()[0] == "Race: first to win"
     # places as the results will rank them: the winner first, though "me" scores more
     assert lines[1].startswith("1 A very long n…") and "won" in lines[1]
     assert lines[4].startswith("2 me (you)")
@@ -1086,10 +1090,10 @@ def test_race_panel_is_a_clean_column() -> None:
     helena = RaceModel(name="me", you=1, phase="racing")
     helena.room = room([member(1, "me")], state="racing", game="st-helena")
     helena.progress = [progress(1, "me", foundation_cards=44)]
-    assert "44/96 home" in render.opponents(helena, 29).plain  # as the score: 0 to 96
+    assert "44/96 home" in opponents(helena, 29).plain  # as the score: 0 to 96
     # a race for the best score ranks by score alone
     model.room = room([member(1, "me")], state="racing", mode="score")
-    lines = render.opponents(model, 29).plain.splitlines()
+    lines = opponents(model, 29).plain.splitlines()
     assert lines[0] == "Race ABCD-2345: best score"
     assert lines[1].startswith("1 me (you)") and lines[4].startswith("2 A very long n…")
 
@@ -1141,7 +1145,7 @@ def test_hostile_names_are_plain_text_everywhere() -> None:
     model.phase = "racing"
     model.room = room(members, state="racing")
     model.progress = [progress(m.id, m.name) for m in members]
-    outputs.append(render.opponents(model, 29))
+    outputs.append(opponents(model, 29))
     model.standings = [standing(i + 1, m.id, m.name, "won") for i, m in enumerate(members)]
     model.room = room([m.model_copy(update={"rematch": True}) for m in members], state="results")
     model._hold_results()
@@ -1397,7 +1401,7 @@ def test_a_racer_out_for_idling_shows_as_idle_in_the_panel_and_the_results() -> 
     model.last.standings = [standing(1, 1, "Ann", "left"), standing(2, 2, "Bob", "left")]  # type: ignore[union-attr]
     text = screens.results(model).plain
     assert "Ann" in text and " idle " in text and " left " in text
-    panel = render.opponents(model, 29).plain
+    panel = opponents(model, 29).plain
     assert "idle" in panel and "left" in panel
 
 
@@ -1415,35 +1419,35 @@ def test_the_race_panel_uses_the_rows_it_has() -> None:
     in blocks of three lines and "+11 more", four rows left empty); fewer players, or more rows,
     get the bars and the moves."""
     model = sixteen_racing()
-    lines = render.opponents(model, 29, 21).plain.rstrip("\n").splitlines()
+    lines = opponents(model, 29, 21).plain.rstrip("\n").splitlines()
     assert len(lines) == 17 and all(cell_len(line) <= 29 for line in lines)
     assert "more" not in "\n".join(lines)
     for i in range(2, 17):
         assert any(f"Bot {i}" in line and "/8" in line for line in lines), i
     assert any("me (you)" in line for line in lines)
-    two = render.opponents(model, 29, 33).plain  # two lines a player: the bars come back
+    two = opponents(model, 29, 33).plain  # two lines a player: the bars come back
     assert two.count("█") + two.count("░") > 0 and "moves" not in two
-    three = render.opponents(model, 37, 56).plain  # 200x60: three lines a player
+    three = opponents(model, 37, 56).plain  # 200x60: three lines a player
     assert "16 move" not in three and three.count(" 0 moves, ") == 16
     # and the cards each has turned, which the rules say everyone sees (never drawn: a trial)
     for i in range(2, 17):
         assert f"0 moves, {i} turned, 0 undos" in three, i
-    at_80 = render.opponents(model, 29, 56).plain  # the panel at 80 columns: it fits
+    at_80 = opponents(model, 29, 56).plain  # the panel at 80 columns: it fits
     assert at_80.count(" turned, 0 undos") == 16
-    narrow = render.opponents(model, 24, 56).plain  # where it does not: "mv", or no "0 undos"
+    narrow = opponents(model, 24, 56).plain  # where it does not: "mv", or no "0 undos"
     assert narrow.count(" turned") == 16 and narrow.count(" 0 mv, ") >= 9
     assert all(cell_len(line) <= 24 for line in narrow.splitlines())
     # finished (the time beside) or past 100 moves, in the panel of 80 and 100 columns: the
     # cards turned were left out (a timed-race trial)
     for p in model.progress[1:]:
         p.moves, p.status, p.finish_ms = 126, "resigned", 7000
-    done = render.opponents(model, 29, 56).plain
+    done = opponents(model, 29, 56).plain
     assert (
         done.count(" 126 moves, ") == 15 and done.count(" turned ") + done.count(" turned\n") == 15
     )
     assert done.count("0:07") == 15 and all(cell_len(line) <= 29 for line in done.splitlines())
     model.progress[2].undos = 3  # an undo is always said
-    assert " 126 moves, 3 undos" in render.opponents(model, 29, 56).plain
+    assert " 126 moves, 3 undos" in opponents(model, 29, 56).plain
 
 
 def test_a_spectator_sees_everyones_progress_in_the_main_area() -> None:
@@ -1548,7 +1552,7 @@ def test_st_helena_keeps_one_row_a_pile_for_the_rest_of_a_deal() -> None:
     model.state = new_game(GameConfig("st-helena", {}), 4)
     piles = model.state.piles
 
-    def one_row_a_pile(grid: render.Grid) -> bool:
+    def one_row_a_pile(grid: Grid) -> bool:
         # around the foundations, the top cards of piles 1 and 2 share a row
         top = {
             t[1]: y for y, _, _, t in grid.hits if t[0] == "card" and t[2] == len(piles[t[1]]) - 1
@@ -1698,8 +1702,8 @@ def test_red_cards_stay_red_on_a_16_colour_terminal() -> None:
     from rich.style import Style
     from textual.color import Color
 
+    from client.grid import RED
     from client.practice_app import PracticeApp
-    from client.render import RED
     from protocol.config import GameConfig
 
     app = PracticeApp(GameConfig("spider", {"suits": 2}), 1)
@@ -1773,7 +1777,7 @@ def test_emoji_are_drawn_without_what_only_shapes_them() -> None:
     assert safe("Zoe 🏳️\u200d🌈") == "Zoe 🏳🌈"
     assert safe("😀 Joy 👍🏽") == "😀 Joy 👍"
     assert safe("An\u200dn") == "An\\u200dn"  # a joiner not between pictures is shown
-    row = render.opponents(
+    row = opponents(
         RaceModel(name="me", progress=[progress(2, "😀 Joy 👍🏽")], phase="racing"), 30, 20
     )
     assert all(cell_len(line) <= 30 for line in row.plain.splitlines())
@@ -1942,7 +1946,7 @@ def test_your_mark_never_pushes_your_score_off_a_crowded_panel(game: str, status
     for p in model.progress:
         if p.id == model.you:
             p.status, p.score = status, 312  # type: ignore[assignment]
-    lines = render.opponents(model, 29, 20).plain.splitlines()
+    lines = opponents(model, 29, 20).plain.splitlines()
     assert all(cell_len(line) <= 29 for line in lines)
     mine = [line for line in lines if "(yo" in line]
     assert len(mine) == 1 and mine[0].endswith(" 312")
@@ -2025,19 +2029,19 @@ def test_a_narrow_screen_has_the_places_on_one_line_and_keys_that_fit() -> None:
     model.progress = [
         progress(i, n, score=score, status=st) for i, (n, score, st) in enumerate(rows, 1)
     ]
-    line = render.standings_line(model, 58).plain
+    line = standings_line(model, 58).plain
     assert line.startswith("1 Bob: 340 won  2 Dee: 200  3 Ann (you): 120")
     assert cell_len(line) <= 58
     model.you = 6  # last: shown after the leaders that fit
-    line = render.standings_line(model, 40).plain
+    line = standings_line(model, 40).plain
     assert line.startswith("1 Bob: 340 won") and line.endswith("6 Fay (you): 1")
     assert cell_len(line) <= 40
     # the room's code first: the header gives it up first (nothing showed it: a trial)
     model.room = room([member(1, "Ann")], state="racing")
-    line = render.standings_line(model, 58).plain
+    line = standings_line(model, 58).plain
     assert line.startswith("ABCD-2345  1 Bob: 340 won") and line.endswith("6 Fay (you): 1")
     model.you = 2  # leading: those left out are counted (they went unsaid: a re-trial)
-    line = render.standings_line(model, 58).plain
+    line = standings_line(model, 58).plain
     assert line.startswith("ABCD-2345  1 Bob (you): 340 won") and line.endswith(" +3")
     keys = "1-0 pick  ↑↓ more/fewer  f home  d deal  u undo  xx resign  qq quit  ? help"
     assert screens.fit_keys(keys, 80) == keys
@@ -2128,7 +2132,7 @@ def test_a_watcher_on_a_small_screen_sees_everyone_within_its_height(players: in
     model = RaceModel(name="Wes", you=99, phase="racing", role="spectator")
     model.progress = [progress(i, f"Player {i}") for i in range(1, players + 1)]
     for width, height in ((58, 17), (78, 21)):
-        lines = render.watching(model, width, height).plain.splitlines()
+        lines = watching_view(model, width, height).plain.splitlines()
         assert len(lines) <= height, (width, height)
         assert any(f"Player {players}" in line or "more" in line for line in lines)
 

@@ -490,7 +490,7 @@ def test_no_color_draws_every_card_in_the_terminals_own_colour(
     from textual.color import Color
     from textual.filter import Monochrome, NoColor
 
-    from client.render import RED
+    from client.grid import RED
 
     monkeypatch.setenv("NO_COLOR", "1")
     app = PracticeApp(GameConfig("spider", {"suits": 2}), 1)
@@ -664,7 +664,7 @@ async def test_the_board_is_drawn_on_a_dark_theme_in_colours_16_colour_terminals
     from textual.app import App
     from textual.filter import ANSIToTruecolor
 
-    from client.render import PALETTE
+    from client.grid import PALETTE
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     app = PracticeApp(SPIDER1, 1)
