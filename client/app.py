@@ -382,84 +382,12 @@ class RaceApp(BoardApp):
             self.push_screen(HelpScreen(screens.help_text(phase, undo)))
             return
         if key == "q":
-            guests = self.guests()
-            # others in the room who would lose their host, or you your seat, for one key (it
-            # left at once, host and seat gone, nothing said: a new-user trial)
-            # (what shutdown does: it leaves the room, seat and all, in the lobby or the results,
-            # whatever is on the screen; a race under way keeps the seat)
-            leaving = self.people_left_behind() and self.model.phase in ("lobby", "results")
-            if (
-                self.quit_armed
-                or (self.model.holding and not guests and not leaving)
-                or (
-                    self.model.phase in ("lobby", "results", "gone", "kicked", "connecting")
-                    and not guests
-                    and not leaving
-                )
-            ):
-                await self.shutdown()
-                self.exit()
-                return
-            self.quit_armed, self.quit_armed_in = True, self.where()
-            if guests:
-                self.model.status = (
-                    f"Quit? Press q again: the room closes for {', '.join(guests)} "
-                    "(its server is inside this program)."
-                )
-            elif self.server is not None:
-                self.model.status = (
-                    "Quit? Press q again (the race ends: the server inside this program stops)."
-                )
-            elif leaving:
-                host = " and the host's part passes on" if self.model.is_host() else ""
-                bots = ", your bots leave with you" if self.bots else ""
-                self.model.status = (
-                    f"Leave the room? Press q again (you give up your seat{host}{bots}; "
-                    "join again to come back, as a new player)."
-                )
-            elif self.model.seat_released and self.model.phase == "racing":
-                # no seat is kept: it was released (it said "your seat is kept 60 s" beside
-                # the header's "watching": a review)
-                bots = "; your bots leave the race for good" if self.bots else ""
-                self.model.status = (
-                    f"Quit? Press q again (your seat in this race was released{bots})."
-                )
-            elif self.bots and self.session is not None and not self.session.seat_problem:
-                # (how long, and how to come back, as without bots; and that the bots do not
-                # come back with you: a race-night trial)
-                kept = kept_for(self.model.grace_s)
-                self.model.status = (
-                    f"Quit? Press q again (your bots leave the race for good; your seat is kept "
-                    f"{kept}: {self._way_back()})."
-                )
-            elif self.model.role == "spectator":
-                self.model.status = "Quit? Press q again (you stop watching)."
-            elif self.session is not None and self.session.seat_problem:
-                self.model.status = (
-                    "Quit? Press q again (your seat could not be saved on this computer: "
-                    "it cannot be taken back)."
-                )
-            else:
-                kept = kept_for(self.model.grace_s)
-                self.model.status = (
-                    f"Quit? Press q again (your seat is kept {kept}: {self._way_back()})."
-                )
-            self.refresh_view()
+            await self.quit_key()
             return
         self.quit_armed = False
         phase = self.model.phase
         if self.model.holding:
-            room = self.model.room
-            if key == "n":
-                await self.next_from_results()
-            elif key == "s":
-                self.start_from_results()
-            elif key == "r" and room is not None and room.state != "results":
-                # the room is in the lobby already: r is ready there, as n (it did nothing, and
-                # the host saw this player "waiting": a verification trial)
-                await self.next_from_results()
-            elif key == "r":
-                self.model.status = "On the results: n asks for a rematch."
+            await self.results_key(key)
         elif phase == "racing":
             await self.race_key(key)
         elif phase in ("lobby", "countdown"):
@@ -471,6 +399,83 @@ class RaceApp(BoardApp):
                     self.lobby_worker_started = True
                     self.run_worker(self.lobby_keys_worker(), group="lobby")
         self.refresh_view()
+
+    async def quit_key(self) -> None:
+        """q: quit at once where nothing is lost, else ask first (the next q quits)."""
+        guests = self.guests()
+        # others in the room who would lose their host, or you your seat, for one key (it
+        # left at once, host and seat gone, nothing said: a new-user trial)
+        # (what shutdown does: it leaves the room, seat and all, in the lobby or the results,
+        # whatever is on the screen; a race under way keeps the seat)
+        leaving = self.people_left_behind() and self.model.phase in ("lobby", "results")
+        if (
+            self.quit_armed
+            or (self.model.holding and not guests and not leaving)
+            or (
+                self.model.phase in ("lobby", "results", "gone", "kicked", "connecting")
+                and not guests
+                and not leaving
+            )
+        ):
+            await self.shutdown()
+            self.exit()
+            return
+        self.quit_armed, self.quit_armed_in = True, self.where()
+        self.model.status = self.quit_question(guests, leaving)
+        self.refresh_view()
+
+    def quit_question(self, guests: list[str], leaving: bool) -> str:
+        """What a first q asks: what quitting now would cost, and whom."""
+        if guests:
+            return (
+                f"Quit? Press q again: the room closes for {', '.join(guests)} "
+                "(its server is inside this program)."
+            )
+        if self.server is not None:
+            return "Quit? Press q again (the race ends: the server inside this program stops)."
+        if leaving:
+            host = " and the host's part passes on" if self.model.is_host() else ""
+            bots = ", your bots leave with you" if self.bots else ""
+            return (
+                f"Leave the room? Press q again (you give up your seat{host}{bots}; "
+                "join again to come back, as a new player)."
+            )
+        if self.model.seat_released and self.model.phase == "racing":
+            # no seat is kept: it was released (it said "your seat is kept 60 s" beside
+            # the header's "watching": a review)
+            bots = "; your bots leave the race for good" if self.bots else ""
+            return f"Quit? Press q again (your seat in this race was released{bots})."
+        if self.bots and self.session is not None and not self.session.seat_problem:
+            # (how long, and how to come back, as without bots; and that the bots do not
+            # come back with you: a race-night trial)
+            kept = kept_for(self.model.grace_s)
+            return (
+                f"Quit? Press q again (your bots leave the race for good; your seat is kept "
+                f"{kept}: {self._way_back()})."
+            )
+        if self.model.role == "spectator":
+            return "Quit? Press q again (you stop watching)."
+        if self.session is not None and self.session.seat_problem:
+            return (
+                "Quit? Press q again (your seat could not be saved on this computer: "
+                "it cannot be taken back)."
+            )
+        kept = kept_for(self.model.grace_s)
+        return f"Quit? Press q again (your seat is kept {kept}: {self._way_back()})."
+
+    async def results_key(self, key: str) -> None:
+        """A key on the results screen (held while the room may have moved on)."""
+        room = self.model.room
+        if key == "n":
+            await self.next_from_results()
+        elif key == "s":
+            self.start_from_results()
+        elif key == "r" and room is not None and room.state != "results":
+            # the room is in the lobby already: r is ready there, as n (it did nothing, and
+            # the host saw this player "waiting": a verification trial)
+            await self.next_from_results()
+        elif key == "r":
+            self.model.status = "On the results: n asks for a rematch."
 
     def action_suspend_process(self) -> None:
         """Ctrl+Z: to the shell, but for ``play``, whose server runs in this process: stopped,
@@ -722,6 +727,17 @@ class RaceApp(BoardApp):
             if key in HOST_KEYS and model.phase == "lobby":
                 model.status = f"Only the host ({model.host_name()}) changes the room: r is yours."
             return
+        if await self._kick_key(session, key):
+            return
+        if key == "s" and model.phase == "lobby":
+            await session.start()
+            return
+        await self._settings_key(session, key)
+
+    async def _kick_key(self, session: Session, key: str) -> bool:
+        """The host's k and the number after it (who to remove); whether the key was theirs."""
+        model = self.model
+        assert model.room is not None
         kick, self.kick_choice = self.kick_choice, None
         if kick is not None and key == "k" and len(kick) > 10:
             kick = kick[10:]  # the next ten
@@ -734,12 +750,12 @@ class RaceApp(BoardApp):
                 await session.command(Kick(seq=0, id=who.id))
             else:
                 model.status = "Nobody removed."
-            return
+            return True
         if kick is None and key == "k" and model.phase == "lobby":
             kick = [m for m in model.room.members if m.id != model.you]
             if not kick:
                 model.status = "Nobody else is in the room."
-                return
+                return True
         if kick is not None and key == "k":
             # ten at a time, numbered 1 to 0; k again for the next ten ("1: Amy, 2: Bob": a
             # name holds no comma or colon, so "Cat, 1 Troll" cannot pass for two: a text trial)
@@ -750,10 +766,13 @@ class RaceApp(BoardApp):
             )
             more = f"; k: the next {min(10, len(kick) - 10)}" if len(kick) > 10 else ""
             model.status = f"Remove whom from the room? {names}{more}; any other key: nobody."
-            return
-        if key == "s" and model.phase == "lobby":
-            await session.start()
-            return
+            return True
+        return False
+
+    async def _settings_key(self, session: Session, key: str) -> None:
+        """A host's key that changes the room's settings (the game, its options, the mode...)."""
+        model = self.model
+        assert model.room is not None
         sent, at = self._sent_settings
         pending = sent is not None and time.monotonic() - at < 3 and not _taken(model.room, sent)
         new = host_settings(model.room, key, self.kept_options, sent if pending else None)
