@@ -88,6 +88,7 @@ from .rooms import (
     MAX_SPECTATORS,
     MemberState,
     Room,
+    SeqCache,
     display_code,
     log_label,
     normalize_code,
@@ -286,27 +287,7 @@ class Hub(Upkeep, HostCommands):
             return out
         conn.last_seen = now
         if not conn.bucket.take(now):
-            conn.limited += 1
-            self.count("rejected_rate_limited")
-            seq = getattr(cmd, "seq", None)
-            wait_ms = max(1, round(conn.bucket.wait(now) * 1000))
-            left = self.limits.max_limited - conn.limited
-            out.send(
-                cid,
-                Error(
-                    seq=seq,
-                    code="rate_limited",
-                    message=f"too many messages: this one was not done; wait {wait_ms} ms "
-                    f"(at most {self.limits.rate:g} a second, {self.limits.burst} at once); "
-                    + (
-                        f"{left} more refused and this connection is closed"
-                        if left > 0
-                        else "this connection is closed"
-                    ),
-                ),
-            )
-            if conn.limited >= self.limits.max_limited:
-                out.close(cid, CLOSE_FLOOD, "flooding")
+            self._rate_limited(conn, getattr(cmd, "seq", None), now, out)
             return out
         if not isinstance(cmd, Command):  # (docs/protocol.md: bad_message, with its seq)
             return self.bad_input(
@@ -342,6 +323,38 @@ class Hub(Upkeep, HostCommands):
         except Redirected as exc:
             out.reply(cid, Redirect(seq=cmd.seq, code=exc.code, node=exc.node, url=exc.url))
             self.count("redirected")
+        self._keep_answer(conn, cmd, cache, kind, out)
+        return out
+
+    def _rate_limited(self, conn: Conn, seq: int | None, now: float, out: Outbox) -> None:
+        """A command over the connection's budget: refused, not done; past
+        ``max_limited`` refusals the connection is closed as flooding."""
+        conn.limited += 1
+        self.count("rejected_rate_limited")
+        wait_ms = max(1, round(conn.bucket.wait(now) * 1000))
+        left = self.limits.max_limited - conn.limited
+        out.send(
+            conn.id,
+            Error(
+                seq=seq,
+                code="rate_limited",
+                message=f"too many messages: this one was not done; wait {wait_ms} ms "
+                f"(at most {self.limits.rate:g} a second, {self.limits.burst} at once); "
+                + (
+                    f"{left} more refused and this connection is closed"
+                    if left > 0
+                    else "this connection is closed"
+                ),
+            ),
+        )
+        if conn.limited >= self.limits.max_limited:
+            out.close(conn.id, CLOSE_FLOOD, "flooding")
+
+    def _keep_answer(
+        self, conn: Conn, cmd: Command, cache: SeqCache, kind: tuple[str, bytes], out: Outbox
+    ) -> None:
+        """Keep the answer to ``cmd`` under its number (in memory, and written down with the
+        seat), so that the same command sent again is answered again, never done twice."""
         if isinstance(cmd, ListRooms | GetRace):
             # read-only and safe to run again: a repeat of its number is answered afresh, and
             # its answer (a list of rooms, a whole race record) is not kept 16 times over
@@ -370,7 +383,6 @@ class Hub(Upkeep, HostCommands):
             # out of the room (left, kicked, closed): the seat's numbers stay this connection's
             # (a leave sent again was not_in_room, and a number the seat used ran again)
             conn.seqs.adopt(cache)
-        return out
 
     def _hello(self, conn: Conn, cmd: Hello, now: float, out: Outbox) -> None:
         if conn.hello:
