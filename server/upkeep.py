@@ -69,82 +69,103 @@ class Upkeep(RaceLifecycle):
         earliest of their timeouts can have come."""
         self.clock = now
         out = Outbox()
-        limits = self.limits
         for room in list(self.rooms.values()):
-            race = room.race
-            if room.update_pending:
-                self._flush_room_update(room, now, out)
-            if room.state == "countdown" and room.countdown_end is None and race is not None:
-                self._countdown_after_restart(room, race, now, out)
-            if (
-                room.state == "countdown"
-                and room.countdown_end is not None
-                and now >= room.countdown_end
-                and not self.draining
-            ):
-                # (not while draining: no new race; the countdown is saved as it is, and held
-                # after the restart until everyone is back, as one cut short there)
-                self._start_race(room, now, out)
-                self._check_end(room, now, out)  # everyone may have left during the countdown
-            if room.away and not self._grace(room, now, out):
-                continue  # the room closed
-            if race is not None and room.state == "racing":
-                deadline = race.deadline
-                if deadline is not None and now >= deadline and not self.draining:
-                    # (not while draining: the race clock stopped when the drain began, and
-                    # its last seconds are played after the restart)
-                    self._check_end(room, now, out)
-                elif now >= race.idle_due and not self.draining:
-                    self._idle(room, race, now, out)
-            if race is not None and (
-                (room.progress_dirty and now - room.progress_sent >= limits.progress_interval_s)
-                # and now and then with nothing new, for its clock: a client that got the
-                # start late (a stalled link) ran its clock behind until someone moved
-                or (room.state == "racing" and now - room.progress_sent >= PROGRESS_EVERY_S)
-            ):
-                self._send_progress(room, now, out)
+            self._tick_room(room, now, out)
         if self.held_by_restart and not self.draining:
-            for code, alone_ok in list(self.held_by_restart.items()):
-                held = self.rooms.get(code)
-                if held is None or held.state != "lobby":
-                    del self.held_by_restart[code]
-                elif now >= held.restored_at + self.limits.restart_hold_s:
-                    del self.held_by_restart[code]
-                    self._countdown_if_all_ready(held, now, out, alone_ok=alone_ok)
+            self._end_restart_holds(now, out)
         if self.awaiting_start:
-            for code in list(self.awaiting_start):
-                waiting = self.rooms.get(code)
-                if waiting is None or waiting.state != "lobby":
-                    self.awaiting_start.discard(code)
-                    continue
-                if self.draining or self._no_deal_yet(waiting) or self._race_wait(waiting, now):
-                    continue  # (draining: no new race; the restart brings it back)
-                if (
-                    waiting.restored_at
-                    and now < waiting.restored_at + self.limits.restart_hold_s
-                    and any(p.conn is None for p in waiting.players())
-                ):
-                    # back after a restart: its players first (a few seconds; one who was
-                    # not ready and does not come back holds nobody after that)
-                    continue
-                self.awaiting_start.discard(code)
-                # (alone too: a player on their own who pressed start was waiting like the rest)
-                self._countdown_if_all_ready(waiting, now, out, alone_ok=True)
+            self._start_awaiting(now, out)
         if now >= self._next_sweep:
             self._sweep(now, out)
-        if self.live is not None and now - self._alive_written >= 1.0:
-            self._alive_written = now
-            wall = self.wall()
-            self._follow_clock_step(wall, now)
-            # only while a clock runs (a countdown or a race): what the restart measures it by;
-            # an idle server wrote it, and synced it, every second for nothing (an operator's
-            # soak: 26 KB a second, three syncs)
-            if any(r.state in ("countdown", "racing") for r in self.rooms.values()):
-                self.live.alive(wall)
+        self._note_alive(now)
         retention = self.limits.keep_days > 0 or self.limits.max_db_mb > 0
         if now >= self._next_prune and self.store is not None and retention:
             self._prune(now)
         return out
+
+    def _tick_room(self, room: Room, now: float, out: Outbox) -> None:
+        """What can be due in one room: its held update, its countdown, the seats away, its
+        race's time limit and idle players, its progress."""
+        race = room.race
+        if room.update_pending:
+            self._flush_room_update(room, now, out)
+        if room.state == "countdown" and room.countdown_end is None and race is not None:
+            self._countdown_after_restart(room, race, now, out)
+        if (
+            room.state == "countdown"
+            and room.countdown_end is not None
+            and now >= room.countdown_end
+            and not self.draining
+        ):
+            # (not while draining: no new race; the countdown is saved as it is, and held
+            # after the restart until everyone is back, as one cut short there)
+            self._start_race(room, now, out)
+            self._check_end(room, now, out)  # everyone may have left during the countdown
+        if room.away and not self._grace(room, now, out):
+            return  # the room closed
+        if race is not None and room.state == "racing":
+            deadline = race.deadline
+            if deadline is not None and now >= deadline and not self.draining:
+                # (not while draining: the race clock stopped when the drain began, and
+                # its last seconds are played after the restart)
+                self._check_end(room, now, out)
+            elif now >= race.idle_due and not self.draining:
+                self._idle(room, race, now, out)
+        if race is not None and (
+            (room.progress_dirty and now - room.progress_sent >= self.limits.progress_interval_s)
+            # and now and then with nothing new, for its clock: a client that got the
+            # start late (a stalled link) ran its clock behind until someone moved
+            or (room.state == "racing" and now - room.progress_sent >= PROGRESS_EVERY_S)
+        ):
+            self._send_progress(room, now, out)
+
+    def _end_restart_holds(self, now: float, out: Outbox) -> None:
+        """Lobbies held after a restart for their players: once the hold is over, they start
+        if everyone there is ready."""
+        for code, alone_ok in list(self.held_by_restart.items()):
+            held = self.rooms.get(code)
+            if held is None or held.state != "lobby":
+                del self.held_by_restart[code]
+            elif now >= held.restored_at + self.limits.restart_hold_s:
+                del self.held_by_restart[code]
+                self._countdown_if_all_ready(held, now, out, alone_ok=alone_ok)
+
+    def _start_awaiting(self, now: float, out: Outbox) -> None:
+        """Lobbies whose start waited (for a certified deal, the address's race budget, or
+        players back after a restart): the countdown now, where it may go."""
+        for code in list(self.awaiting_start):
+            waiting = self.rooms.get(code)
+            if waiting is None or waiting.state != "lobby":
+                self.awaiting_start.discard(code)
+                continue
+            if self.draining or self._no_deal_yet(waiting) or self._race_wait(waiting, now):
+                continue  # (draining: no new race; the restart brings it back)
+            if (
+                waiting.restored_at
+                and now < waiting.restored_at + self.limits.restart_hold_s
+                and any(p.conn is None for p in waiting.players())
+            ):
+                # back after a restart: its players first (a few seconds; one who was
+                # not ready and does not come back holds nobody after that)
+                continue
+            self.awaiting_start.discard(code)
+            # (alone too: a player on their own who pressed start was waiting like the rest)
+            self._countdown_if_all_ready(waiting, now, out, alone_ok=True)
+
+    def _note_alive(self, now: float) -> None:
+        """Once a second while a clock runs, the time written down: what a restart measures the
+        time the server was down by (and a step of the wall clock is followed)."""
+        live = self.live
+        if live is None or now - self._alive_written < 1.0:
+            return
+        self._alive_written = now
+        wall = self.wall()
+        self._follow_clock_step(wall, now)
+        # only while a clock runs (a countdown or a race): what the restart measures it by;
+        # an idle server wrote it, and synced it, every second for nothing (an operator's
+        # soak: 26 KB a second, three syncs)
+        if any(r.state in ("countdown", "racing") for r in self.rooms.values()):
+            live.alive(wall)
 
     def _grace(self, room: Room, now: float, out: Outbox) -> bool:
         """Seats kept past the grace period are dropped; False if that closed the room."""
