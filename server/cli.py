@@ -20,14 +20,15 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from protocol.messages import display_code, json_schemas
+from protocol.messages import json_schemas
 
+from .admin import export_race, forget_rooms, list_races, locked_store
 from .app import RaceServer
 from .cluster import ClusterConfig, ClusterJoinError
 from .limits import Limits
 from .logs import setup_logging
 from .pool import DealPool
-from .store import Store, StoreError, default_db_path, lock_database
+from .store import Store, default_db_path
 
 ENV_PREFIX = "PATIENCE_RACE_"
 
@@ -106,29 +107,6 @@ def _count(text: str) -> int:
 
 
 _count.__name__ = "count"  # argparse: "invalid count value"
-
-
-def listed_race(race: dict[str, Any]) -> dict[str, Any]:
-    """A race of ``--list-races`` as an operator reads it: the room's code as players write it
-    (logs and screens say ``SEZ5-XQFV``), times in UTC (ISO 8601)."""
-    from datetime import UTC, datetime
-
-    def when(t: object) -> str | None:
-        if not isinstance(t, int | float):
-            return None
-        return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
-
-    room = race.get("room")
-    return {
-        "id": race["id"],
-        "room": display_code(room) if isinstance(room, str) and room else None,
-        "started": when(race["started_at"]),
-        "ended": when(race["ended_at"]),
-        "end_reason": race["end_reason"],
-        "title": race["title"],
-        "players": race["players"],
-        "first": race["first"],
-    }
 
 
 def _one_of(*choices: str) -> Check:
@@ -490,6 +468,34 @@ def cluster_config(args: argparse.Namespace) -> ClusterConfig:
     return ClusterConfig(args.node.lower(), args.redis, args.node_url, args.node_expiry)
 
 
+def limits_from_args(args: argparse.Namespace) -> Limits:
+    """The server's limits as its flags (and environment) set them."""
+    return Limits(
+        grace_s=args.grace,
+        countdown_ms=args.countdown_ms,
+        max_rooms=args.max_rooms,
+        max_rooms_per_address=args.max_rooms_per_address,
+        room_create_rate=args.rooms_per_minute / 60,
+        join_rate=args.joins_per_minute / 60,
+        race_rate=args.races_per_minute / 60,
+        resume_rate=args.resumes_per_minute / 60,
+        connect_rate=args.connects_per_second,
+        max_connections=args.max_connections,
+        max_per_address=args.max_per_address,
+        rate=args.rate,
+        burst=args.burst,
+        idle_timeout_s=args.idle_timeout,
+        race_idle_s=args.race_idle,
+        progress_interval_s=args.progress_ms / 1000,
+        keep_days=args.keep_days,
+        max_db_mb=args.max_db_mb,
+        slow_timeout_s=args.slow_timeout,
+        open_timeout_s=args.open_timeout,
+        record_rate=args.record_rate * 1024,
+        record_burst=args.record_rate * 4096,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
@@ -516,66 +522,15 @@ def _main(argv: Sequence[str] | None) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.export or args.list_races is not None:
-        if args.db == ":memory:":
-            print(
-                "patience-race-server: an in-memory database holds no races to export",
-                file=sys.stderr,
-            )
-            return 2
-        try:  # read-only: no lock needed, nothing created, a running server may hold the file
-            store = Store(args.db, readonly=True)
-        except StoreError as exc:
-            print(f"patience-race-server: {exc}", file=sys.stderr)
-            return 2
-        try:
-            if args.list_races is not None:
-                listed = 0
-                for race in store.races(args.list_races):
-                    print(json.dumps(listed_race(race)))
-                    listed += 1
-                if not listed:  # (said apart from the list: a pipe reading it gets nothing)
-                    print(f"patience-race-server: no races in {args.db} yet", file=sys.stderr)
-                return 0
-            record = store.race_record(args.export)
-            if record is None:
-                print(
-                    f"patience-race-server: no finished race {args.export!r} in {args.db}",
-                    file=sys.stderr,
-                )
-                return 1
-            print(record.model_dump_json(indent=1))
-            return 0
-        finally:
-            store.close()
+    if args.list_races is not None:
+        return list_races(args.db, args.list_races)
+    if args.export:
+        return export_race(args.db, args.export)
     if args.forget_rooms:
         return forget_rooms(args.db)
     setup_logging(args.log_format, args.log_level)
     raise_open_file_limit()
-    limits = Limits(
-        grace_s=args.grace,
-        countdown_ms=args.countdown_ms,
-        max_rooms=args.max_rooms,
-        max_rooms_per_address=args.max_rooms_per_address,
-        room_create_rate=args.rooms_per_minute / 60,
-        join_rate=args.joins_per_minute / 60,
-        race_rate=args.races_per_minute / 60,
-        resume_rate=args.resumes_per_minute / 60,
-        connect_rate=args.connects_per_second,
-        max_connections=args.max_connections,
-        max_per_address=args.max_per_address,
-        rate=args.rate,
-        burst=args.burst,
-        idle_timeout_s=args.idle_timeout,
-        race_idle_s=args.race_idle,
-        progress_interval_s=args.progress_ms / 1000,
-        keep_days=args.keep_days,
-        max_db_mb=args.max_db_mb,
-        slow_timeout_s=args.slow_timeout,
-        open_timeout_s=args.open_timeout,
-        record_rate=args.record_rate * 1024,
-        record_burst=args.record_rate * 4096,
-    )
+    limits = limits_from_args(args)
     origins = [o.strip() for o in args.origins.split(",") if o.strip()] or None
     cluster = None
     if args.node:
@@ -597,7 +552,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.db != ":memory:":
         # a database that cannot be used is said in one line, before anything starts; one
         # server per file: the lock is held until the process ends
-        locked = _locked_store(args.db)
+        locked = locked_store(args.db)
         if locked is None:
             return 2
         lock, store = locked
@@ -607,52 +562,6 @@ def _main(argv: Sequence[str] | None) -> int:
     finally:
         if lock is not None:
             os.close(lock)
-
-
-def _locked_store(db: str) -> tuple[int, Store] | None:
-    """The serving lock of ``db`` and the store on it, or None once said why not."""
-    lock: int | None = None
-    try:
-        lock = lock_database(db)
-        return lock, Store(db)
-    except StoreError as exc:
-        if lock is not None:
-            os.close(lock)
-        print(f"patience-race-server: {exc}", file=sys.stderr)
-        return None
-
-
-def forget_rooms(db: str) -> int:
-    """``--forget-rooms``: end the live rooms kept in ``db`` and mark their races ``lost``, so
-    that a server started on it brings none back.  A backup restored after a race it holds had
-    ended would bring that race back under way, its deal revealed to everyone since (an
-    operator trial).  Refused while a server holds the file."""
-    import time
-
-    from .durable import LiveRooms
-
-    if db == ":memory:" or not os.path.isfile(db):
-        print(f"patience-race-server: no such database: {db}", file=sys.stderr)
-        return 2
-    locked = _locked_store(db)
-    if locked is None:
-        return 2
-    lock, store = locked
-    try:
-        live = LiveRooms(store)
-        codes = [code for code, _ in live.docs()]
-        for code in codes:
-            live.forget(code)
-        lost = store.end_unfinished(set(), time.time())
-        store.commit()
-    finally:
-        store.close()
-        os.close(lock)
-    print(
-        f"patience-race-server: {db}: {len(codes)} live room(s) forgotten, "
-        f"{lost} unfinished race(s) ended as lost"
-    )
-    return 0
 
 
 def _run(
