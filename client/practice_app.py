@@ -1,10 +1,10 @@
 """``patience-race practice``: the race screen's board and keys, alone, with no server.
 
-The board, the keys and the mouse are the race's (``client.board_app.BoardApp``, ``client.keys.Keys``);
-moves go to a local :class:`~client.practice.Practice` instead of a server.  Practice adds ``h``
-(a hint, worked out by the strong bot from what the player sees) and an undo that goes back as
-far as you like; the results say how many hints and undos the game took and where its record was
-saved.
+The board, the keys and the mouse are those of every game played on a board
+(:class:`~client.board_app.BoardApp`, :class:`~client.keys.Keys`); moves go to a local
+:class:`~client.practice.Practice` instead of a server.  Practice adds ``h`` (a hint, worked out
+by the strong bot from what the player sees) and an undo that goes back as far as you like; the
+results say how many hints and undos the game took and where its record was saved.
 """
 
 from __future__ import annotations

@@ -28,7 +28,6 @@ was down, so it never runs ahead of the wall clock)."""
 class PlayerCheck:
     """One player's moves replayed from the deal, against what the record says of them."""
 
-    id: int
     name: str
     standing: Standing | None
     state: GameState | None
@@ -43,19 +42,18 @@ class PlayerCheck:
 class RaceCheck:
     config: GameConfig
     commitment_ok: bool
-    solution_ok: bool | None
-    """A certified deal's solution wins it (None: the deal was not certified)."""
+    solution_problem: str | None
+    """Why a certified deal's solution does not win it (None: it does, or there is none)."""
     problems: list[str]
     """What does not fit in the record as a whole (its commitment and solution apart)."""
     players: list[PlayerCheck]
     """By place, as the results showed them."""
-    solution_problem: str | None = None
 
     @property
     def ok(self) -> bool:
         return (
             self.commitment_ok
-            and self.solution_ok is not False
+            and self.solution_problem is None
             and not self.problems
             and all(p.matches and not p.problems for p in self.players)
         )
@@ -98,7 +96,7 @@ def check_race(race: RaceRecord) -> RaceCheck:
     players = []
     for player in by_place:
         st = standing.get(player.id)
-        check = PlayerCheck(player.id, player.name, st, None)
+        check = PlayerCheck(player.name, st, None)
         players.append(check)
         times = player.times_ms
         if len(times) != len(player.moves) or any(b < a for a, b in itertools.pairwise(times)):
@@ -147,10 +145,9 @@ def check_race(race: RaceRecord) -> RaceCheck:
     return RaceCheck(
         config=config,
         commitment_ok=sealed == rv.commitment,
-        solution_ok=None if rv.solution is None else solution_problem is None,
+        solution_problem=solution_problem,
         problems=problems,
         players=players,
-        solution_problem=solution_problem,
     )
 
 

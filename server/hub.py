@@ -853,7 +853,11 @@ class Hub(Upkeep, HostCommands):
             room.updates = TokenBucket(
                 self.limits.room_update_rate, self.limits.room_update_burst, self.clock
             )
-        if room.updates.take(self.clock) or room.state != room.state_sent:
+        if (
+            room.code in out.rooms_sent
+            or room.updates.take(self.clock)
+            or room.state != room.state_sent
+        ):
             self._send_room(room, out, skip)
         else:
             room.update_pending = True
@@ -865,6 +869,7 @@ class Hub(Upkeep, HostCommands):
             self._send_room(room, out)
 
     def _send_room(self, room: Room, out: Outbox, skip: int | None = None) -> None:
+        out.rooms_sent.add(room.code)
         room.update_pending = False
         room.state_sent = room.state
         self._broadcast(room, RoomUpdate(room=room.info()), out, skip)

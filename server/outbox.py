@@ -65,6 +65,9 @@ class Outbox:
     """The direct answers to the command handled, kept to answer a repeated sequence number."""
     _frames: dict[int, tuple[Event, bytes]] = field(default_factory=dict, repr=False)
     """id -> the event (held, so that its id is not reused while here) and its frame."""
+    rooms_sent: set[str] = field(default_factory=set)
+    """The rooms whose ``room`` event this outbox holds (a second one of the same command is
+    the same update, made later: it costs the room's budget of updates nothing more)."""
     _room_last: dict[int, int] = field(default_factory=dict, repr=False)
     """Connection -> where in ``sends`` the ``room`` event is that is the last thing sent to it."""
 

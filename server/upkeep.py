@@ -153,8 +153,9 @@ class Upkeep(RaceLifecycle):
             self._countdown_if_all_ready(waiting, now, out, alone_ok=True)
 
     def _note_alive(self, now: float) -> None:
-        """Once a second while a clock runs, the time written down: what a restart measures the
-        time the server was down by (and a step of the wall clock is followed)."""
+        """Once a second: a step of the wall clock followed, and, while a clock runs (a countdown
+        or a race), the time written down: what a restart measures the time the server was down
+        by."""
         live = self.live
         if live is None or now - self._alive_written < 1.0:
             return

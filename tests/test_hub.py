@@ -1765,6 +1765,20 @@ def test_one_change_reaches_each_member_as_one_room_event() -> None:
         assert not any(m.ready for m in rooms[0].room.members)
 
 
+def test_one_command_spends_one_room_update_of_the_budget() -> None:
+    """The removal's two room updates went out as one event but spent two of the room's
+    budget of updates (a review): a host removing people was held back twice as soon."""
+    h = Harness(room_update_rate=0.0001)
+    code, (ann, _bob, _cy), joined = h.room(None, "Ann", "Bob", "Cy")
+    updates = h.hub.rooms[code].updates
+    assert updates is not None
+    before = updates.tokens
+    h.clear()
+    assert isinstance(h.cmd(ann, Kick(seq=5, id=joined[1].you)), Ack)
+    assert len(h.got(ann, RoomUpdate)) == 1
+    assert updates.tokens == pytest.approx(before - 1, abs=0.01)
+
+
 def test_a_room_event_replaces_only_the_one_just_before_it() -> None:
     """Two room events to one connection with something else between them both go: the first
     may explain what comes between (a countdown's room before its start)."""

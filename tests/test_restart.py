@@ -487,7 +487,7 @@ async def test_a_lobby_waiting_on_a_player_still_waits_after_a_restart(tmp_path:
             await close_all(back)
 
 
-SHORT_HOLD = Limits(restart_hold_s=0.5)
+SHORT_HOLD = fast_limits(restart_hold_s=0.5)
 """The hold after a restart (players away still hold a start) half a second, not 15."""
 
 
