@@ -35,8 +35,9 @@ ENV_PREFIX = "PATIENCE_RACE_"
 GC_THRESHOLDS = (50_000, 20, 10)
 """The garbage collector's thresholds for the server process (Python's default: 700, 10, 10).
 
-The server makes almost no reference cycles: after 2,000 players raced and disconnected, a full
-collection found nothing to free.  But every connection keeps a few dozen objects alive between
+The server's own state makes almost no reference cycles (each closed connection leaves a few KB
+of the websockets library's objects in cycles, freed by the next collection, and at once when
+nobody is connected: ``RaceServer.collect_when_idle``).  But every connection keeps a few dozen objects alive between
 two of its frames, so any collection walks tens of thousands of objects (about 0.5 us each), and
 a full one the whole heap: with the default thresholds, at 2,000 players, the collector ran
 several times a second and paused every connection for 100-370 ms every few seconds
@@ -661,6 +662,7 @@ async def serve(
         store.close()
         return 0 if stop.is_set() else 2  # (stopped while it waited: as asked)
     server.gc_frozen = tune_gc()
+    server.collect_when_idle = True
     await stop.wait()
     await server.drain()
     return 1 if server.failed else 0

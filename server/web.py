@@ -65,7 +65,7 @@ def _answer(
         code = HTTPStatus.SERVICE_UNAVAILABLE if server.hub.draining else HTTPStatus.OK
         return connection.respond(code, status + "\n")
     if path == "/metrics":
-        response = connection.respond(HTTPStatus.OK, metrics_text(server))
+        response = connection.respond(HTTPStatus.OK, metrics_text(server, connection))
         response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
         return response
     return race_record(server, connection, request, path.removeprefix("/races/")[:64])
@@ -152,9 +152,14 @@ def race_record(
     return Response(200, "OK", headers, body)
 
 
-def metrics_text(server: RaceServer) -> str:
-    """The Prometheus text of ``/metrics`` (docs/operations.md)."""
+def metrics_text(server: RaceServer, asking: ServerConnection | None = None) -> str:
+    """The Prometheus text of ``/metrics`` (docs/operations.md); ``asking``: the connection of
+    the request being answered, itself still opening, which is not counted as opening (the
+    gauge never read 0, and an alert on it never cleared: a soak trial)."""
     hub = server.hub
+    opening = server.opening_total
+    if asking is not None and getattr(asking, "opening_key", None) is not None:
+        opening -= 1
     racing = sum(1 for r in hub.rooms.values() if r.state == "racing")
     lines = [
         "# HELP patience_race_connections Open WebSocket connections.",
@@ -216,7 +221,7 @@ def metrics_text(server: RaceServer) -> str:
         f"patience_race_output_pending_bytes {server.pending_bytes()}",
         "# HELP patience_race_connections_opening TCP connections whose WebSocket handshake is not done.",
         "# TYPE patience_race_connections_opening gauge",
-        f"patience_race_connections_opening {server.opening_total}",
+        f"patience_race_connections_opening {opening}",
         "# HELP patience_race_refused_total Connections dropped before their handshake, accept() failures, and HTTP requests answered 429 for the address's budget.",
         "# TYPE patience_race_refused_total counter",
         f'patience_race_refused_total{{why="opening"}} {server.refused_early}',
