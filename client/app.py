@@ -279,7 +279,7 @@ class RaceApp(BoardApp):
             self.kick_choice = None  # "remove whom?" is a lobby's question: not asked past it
         if self.quit_armed and self.quit_armed_in != self.where():
             # (a q pressed in the lobby, then the race started: one q left the race: a trial)
-            self.quit_armed = False
+            self.drop_quit()
         reconnecting = (
             self.session is not None
             and not self.session.connected
@@ -384,7 +384,7 @@ class RaceApp(BoardApp):
         if key == "q":
             await self.quit_key()
             return
-        self.quit_armed = False
+        self.drop_quit()
         phase = self.model.phase
         if self.model.holding:
             await self.results_key(key)
@@ -420,8 +420,8 @@ class RaceApp(BoardApp):
             await self.shutdown()
             self.exit()
             return
-        self.quit_armed, self.quit_armed_in = True, self.where()
-        self.model.status = self.quit_question(guests, leaving)
+        self.quit_armed_in = self.where()
+        self.ask_quit(self.quit_question(guests, leaving))
         self.refresh_view()
 
     def quit_question(self, guests: list[str], leaving: bool) -> str:

@@ -75,6 +75,8 @@ class BoardApp(App[None]):
         """The keys line as last drawn (a click on an item presses its key)."""
         self.quit_armed = False
         """The first q was pressed: the next quits."""
+        self.quit_asked = ""
+        """The question the first q asked (taken off the status line when dropped)."""
         self.grid: Grid | None = None
         """The board as last drawn: maps clicks back to cards."""
 
@@ -96,8 +98,17 @@ class BoardApp(App[None]):
             # trial); a dark theme of one's own is kept
             self.theme = "textual-dark"
         self.ansi_theme_dark = PALETTE
+        self.app_resume_signal.subscribe(self, self._resumed)
         self.set_interval(0.2, self.refresh_view)
         self.run_worker(self.setup(), exclusive=True, group="setup")
+        self.refresh_view()
+
+    def _resumed(self, _app: object) -> None:
+        """Back from ctrl+z (``fg``): the terminal shows nothing of the app, and a widget given
+        the text it had drew nothing, so the board stayed blank until something changed (a
+        client trial): every widget draws again."""
+        for widget in self.query(Steady):
+            widget.forget()
         self.refresh_view()
 
     # -- what a subclass does ---------------------------------------------------------------
@@ -176,9 +187,21 @@ class BoardApp(App[None]):
     def on_board_clicked(self, message: Board.Clicked) -> None:
         self.board_click(message.x, message.y, message.put_down)
 
+    def ask_quit(self, question: str) -> None:
+        """A first q: the next one quits; ``question`` says what that would cost."""
+        self.quit_armed = True
+        self.model.status = self.quit_asked = question
+
+    def drop_quit(self) -> None:
+        """Another key or a click: the quit question is dropped, and its words with it (they
+        stayed, and the next q asked again when it seemed to be the second: a client trial)."""
+        if self.quit_armed and self.model.status == self.quit_asked:
+            self.model.status = ""
+        self.quit_armed = False
+
     def disarm(self) -> None:
         """Drop the question a first press of a two-press key asked (quit)."""
-        self.quit_armed = False
+        self.drop_quit()
 
     def board_click(self, x: int, y: int, put_down: bool = False) -> None:
         """A click on the board: pick a run from a card, drop on a pile or foundation, deal;

@@ -116,7 +116,8 @@ class Keys:
             return self._checked(Move(Kind.RESIGN))
         if key in ("f", "k", "a"):
             if self.source is None:
-                self.model.status = "Pick a pile first (its key), then f to send it home."
+                # (f, k or a, as pressed: "then f" answered k and a in St. Helena: a trial)
+                self.model.status = f"Pick a pile first (its key), then {key} to send it home."
                 return None
             dst = -1
             if key in ("k", "a") and state.config.game != SPIDER:
@@ -160,6 +161,12 @@ class Keys:
 
     def resize(self, step: int) -> None:
         """Up / down: the picked run grows or shrinks by one card (Spider)."""
+        state = self.model.state
+        if state is not None and state.config.game != SPIDER:
+            # one card moves at a time there ("that is the whole run" of a lone card, and
+            # "up/down for more/fewer cards" with nothing picked: a client trial)
+            self.model.status = "One card moves at a time here: ↑/↓ take more of a Spider run."
+            return
         if self.source is None:
             self.model.status = "Pick a pile first (its key); then up/down for more/fewer cards."
             return

@@ -241,15 +241,14 @@ class PracticeApp(BoardApp):
                     self._save()
                 self.exit()
                 return
-            self.quit_armed = True
-            m.status = (
+            self.ask_quit(
                 "Quit? Press q again (no move is left: the game is saved as stuck)."
                 if stuck
                 else "Quit? Press q again (the game is not saved unless it is over)."
             )
             self.refresh_view()
             return
-        self.quit_armed = False
+        self.drop_quit()
         if key == "n":
             if p.game.finished or self.new_armed:
                 self.new_armed = False
@@ -347,6 +346,8 @@ class PracticeApp(BoardApp):
         else:
             m.status = format_move(change.move, before)
         if p.game.finished:
+            if p.state.won:
+                m.status = "You won!"  # (the winning move's notation stayed: a client trial)
             self._save()
         elif p.state.stuck:
             m.status = "No move left: u undoes (as far back as you like), x x resigns."

@@ -104,11 +104,15 @@ def fit_help(text: str, width: int) -> str:
     if width < 20 or all(cell_len(line) <= width for line in lines):
         return text
     entries: list[tuple[str, int]] = []  # (the entry's text, the indent of its next lines)
+    last_indent = 0
     for line in lines:
         indent = len(line) - len(line.lstrip())
         key = re.match(r"^(  \S+(?: \S+)*\s{2,})\S", line)
         label = re.match(r"^[A-Z?][^:]{0,20}(:|  )", line)  # "Race:", "St. Helena, Louis:"
-        if entries and not key and line.strip():
+        # a line at the margin after an indented one starts a paragraph of its own (the
+        # watcher's "Spider's score..." ran on from "q leave (q q during a race)": a trial)
+        after_indented, last_indent = indent == 0 and last_indent > 0, indent
+        if entries and not key and line.strip() and not after_indented:
             previous, _ = entries[-1]
             if indent > 0 or not (label or previous.rstrip().endswith(".")):
                 entries[-1] = (previous.rstrip() + " " + line.strip(), entries[-1][1])
@@ -168,6 +172,11 @@ class Steady(Static):
             return
         self._shown = shown
         super().update(content, layout=layout)
+
+    def forget(self) -> None:
+        """The screen lost what it showed (the program was in the background): the next
+        update draws, whatever it is."""
+        self._shown = None
 
 
 def _fingerprint(content: object) -> tuple[object, ...] | None:

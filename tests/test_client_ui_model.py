@@ -1119,6 +1119,21 @@ def test_arrows_grow_and_shrink_the_picked_run() -> None:
     assert not keys.select(0, 4) and "do not move together" in model.status
 
 
+def test_spider_keys_in_st_helena_say_what_is_so_there() -> None:
+    """In St. Helena, ↑ said "then up/down for more/fewer cards", and with a card picked "That
+    is the whole run"; k with nothing picked said "then f" (a client trial)."""
+    model = RaceModel(name="me", phase="racing")
+    model.state = new_game(GameConfig("st-helena"), 1)
+    keys = Keys(model)
+    keys.press("up")
+    assert model.status.startswith("One card moves at a time here")
+    keys.press("k")
+    assert model.status == "Pick a pile first (its key), then k to send it home."
+    keys.press("1")
+    keys.press("down")
+    assert "whole run" not in model.status and keys.source == 0 and keys.count == 0
+
+
 def test_the_lobbys_join_command_is_never_broken_in_two() -> None:
     """At 80 columns "others join with: .venv/bin/patience-race join NYAA-73WG --server" ended
     a line and the URL began the next: the first line pasted ran join without a server (a
@@ -2154,6 +2169,13 @@ def test_the_help_is_wrapped_to_its_box_each_entry_under_its_own_text(width: int
     lines = fit_help(screens.HELP, 55).splitlines()
     undo = next(i for i, line in enumerate(lines) if line.startswith("  mouse"))
     assert lines[undo + 1].startswith(" " * 14 + "a pile")  # under the description
+    # a paragraph at the margin after an indented line is its own (a watcher's "Spider's
+    # score..." ran on from "q leave (q q during a race)": a client trial)
+    for text in (screens.help_text("watching"), screens.HELP):
+        if width < 74:
+            assert any(
+                line.startswith("Spider's score") for line in fit_help(text, width).split("\n")
+            )
 
 
 def test_a_click_on_one_of_several_keys_presses_that_one() -> None:

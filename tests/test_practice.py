@@ -705,3 +705,62 @@ def test_practice_left_unfinished_says_how_to_play_the_deal_again(
     args = build_parser().parse_args(words[1:])
     again = make_config(args.game, args)
     assert again == config and again.check_number(args.deal) == number
+
+
+async def test_the_board_is_drawn_again_back_from_the_background() -> None:
+    """Ctrl+Z, then fg: the terminal showed the header alone until something changed (each
+    widget given the text it had drew nothing: a client trial); back, every widget draws."""
+    from textual.widgets import Static
+
+    app = PracticeApp(SPIDER1, 1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: "Stock 50" in board_text(app))
+        drawn: list[object] = []
+        update = Static.update
+
+        def counting(widget: Static, *args: object, **kwargs: object) -> None:
+            drawn.append(widget)
+            update(widget, *args, **kwargs)  # type: ignore[arg-type]
+
+        Static.update = counting  # type: ignore[method-assign,assignment]
+        try:
+            app.refresh_view()
+            assert app.main_view not in drawn  # the same board: not drawn again
+            app.app_resume_signal.publish(app)
+            await pilot.pause(0.1)
+            assert app.main_view in drawn and app.status_line in drawn
+        finally:
+            Static.update = update  # type: ignore[method-assign]
+
+
+async def test_a_quit_question_dropped_leaves_the_status_line() -> None:
+    """q, then another key: the question stayed on the status line, and the next q asked it
+    again, as if q did nothing (a client trial)."""
+    app = PracticeApp(SPIDER1, 1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: "Stock 50" in board_text(app))
+        await pilot.press("q")
+        assert app.quit_armed and app.model.status.startswith("Quit? Press q again")
+        await pilot.press("j")  # no key of the game's
+        assert not app.quit_armed and not app.model.status.startswith("Quit?")
+        await pilot.press("q")
+        assert app.quit_armed  # asked again, as said
+        await pilot.press("1")  # a key that says something of its own keeps its words
+        assert not app.quit_armed and app.model.status.startswith("Pile 1")
+
+
+async def test_a_practice_game_won_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The winning move's notation stayed on the status line ("9>1"), where a resignation
+    says "You resigned." (a client trial)."""
+    from protocol.solver import solve_deal
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    line = solve_deal(SPIDER1, 14).engine_moves
+    app = PracticeApp(SPIDER1, 14)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.auto_home = False  # (every move the solver's own)
+        for move in line:
+            app.play(move)
+        await pilot.pause()
+        assert app.practice.state.won
+        assert app.model.status == "You won!"
