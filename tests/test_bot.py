@@ -96,7 +96,14 @@ def test_decisions_do_not_depend_on_hidden_cards(config: GameConfig) -> None:
     """The same visible position with other hidden cards, or none known: the same moves."""
     rng = random.Random(5)
     for i in range(3):
-        state = random_position(config, 200 + i, rng.randrange(0, 60), rng)
+        steps = rng.randrange(0, 60)
+        state = random_position(config, 200 + i, steps, rng)
+        while config.game == "louis" and not state.stock and steps:
+            # Louis deals its stock early, and then hides nothing: the three boards were one,
+            # and the solver studied each for seconds to no end (a minute of the suite)
+            steps //= 2
+            state = random_position(config, 200 + i, steps, rng)
+        assert config.game == "st-helena" or state.stock or any(state.down)  # something hidden
         other = shuffled_hidden(state, rng)
         blind = state_class(config).from_view(config, state.view())
         assert other.view() == state.view()
