@@ -1,5 +1,6 @@
 """``patience-race-server``'s chores on a database, with no server running: export a finished
-race's record, list the races kept, forget the live rooms a backup brought back (docs/operations.md).
+race's record, list the races kept, forget the live rooms a backup brought back
+(docs/operations.md).
 """
 
 from __future__ import annotations

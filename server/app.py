@@ -153,12 +153,13 @@ class RaceServer:
         )
         self.gc_pauses = GcPauses()
         self.gc_frozen = 0
+        """Objects frozen at start-up (the command line's server freezes them once it is up)."""
         self.collect_when_idle = False
-        """Run a full collection when the last connection closes (at most once a minute): the
-        command line's server, which collects rarely (``server.cli.tune_gc``), sets it."""
+        """Run a full collection once connections have closed and nobody is connected (looked
+        at each tick, at most once a minute): the command line's server, which collects
+        rarely (``server.cli.tune_gc``), sets it."""
         self._collected_at = -IDLE_COLLECT_S
         self._closed_since_collect = 0
-        """Objects frozen at start-up (the command line's server freezes them once it is up)."""
         self.loop_lag = Histogram(
             "patience_race_loop_lag_seconds",
             "How late the event loop woke for its clock tick: how long a frame can wait unread.",

@@ -37,14 +37,14 @@ GC_THRESHOLDS = (50_000, 20, 10)
 
 The server's own state makes almost no reference cycles (each closed connection leaves a few KB
 of the websockets library's objects in cycles, freed by the next collection, and at once when
-nobody is connected: ``RaceServer.collect_when_idle``).  But every connection keeps a few dozen objects alive between
-two of its frames, so any collection walks tens of thousands of objects (about 0.5 us each), and
-a full one the whole heap: with the default thresholds, at 2,000 players, the collector ran
-several times a second and paused every connection for 100-370 ms every few seconds
-(docs/performance.md).  Python counts a collection's trigger in net new objects, which grow
-slowly here: with these thresholds a young collection comes about every 30 s at that load
-(tens of milliseconds: /metrics has the pauses), a full one far more rarely, and any cycles are
-still freed.
+nobody is connected: ``RaceServer.collect_when_idle``).  But every connection keeps a few dozen
+objects alive between two of its frames, so any collection walks tens of thousands of objects
+(about 0.5 us each), and a full one the whole heap: with the default thresholds, at 2,000
+players, the collector ran several times a second and paused every connection for 100-370 ms
+every few seconds (docs/performance.md).  Python counts a collection's trigger in net new
+objects, which grow slowly here: with these thresholds a young collection comes about every 30 s
+at that load (tens of milliseconds: /metrics has the pauses), a full one far more rarely, and any
+cycles are still freed.
 """
 
 
