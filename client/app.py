@@ -368,9 +368,7 @@ class RaceApp(BoardApp):
                 self.model.status = "Nobody removed."
                 self.refresh_view()
             elif self.quit_armed:  # (it stayed armed, the question on screen: a trial)
-                self.quit_armed = False
-                self.model.status = "Staying."
-                self.refresh_view()
+                self.stay()
             return
         event.stop()
         if key == "?" or key == "question_mark":
@@ -383,6 +381,9 @@ class RaceApp(BoardApp):
             return
         if key == "q":
             await self.quit_key()
+            return
+        if key == "escape" and self.quit_armed:  # (the next escape drops a picked pile)
+            self.stay()
             return
         self.drop_quit()
         phase = self.model.phase

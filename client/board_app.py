@@ -199,6 +199,13 @@ class BoardApp(App[None]):
             self.model.status = ""
         self.quit_armed = False
 
+    def stay(self) -> None:
+        """Escape answers the quit question: no (in a race or a game it blanked the status
+        line, where the lobby said "Staying.": a client trial)."""
+        self.drop_quit()
+        self.model.status = "Staying."
+        self.refresh_view()
+
     def disarm(self) -> None:
         """Drop the question a first press of a two-press key asked (quit)."""
         self.drop_quit()

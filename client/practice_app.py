@@ -248,6 +248,9 @@ class PracticeApp(BoardApp):
             )
             self.refresh_view()
             return
+        if key == "escape" and self.quit_armed:  # (the next escape drops a picked pile)
+            self.stay()
+            return
         self.drop_quit()
         if key == "n":
             if p.game.finished or self.new_armed:

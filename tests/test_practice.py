@@ -747,6 +747,10 @@ async def test_a_quit_question_dropped_leaves_the_status_line() -> None:
         assert app.quit_armed  # asked again, as said
         await pilot.press("1")  # a key that says something of its own keeps its words
         assert not app.quit_armed and app.model.status.startswith("Pile 1")
+        await pilot.press("q", "escape")  # no, as in the lobby; the pile stays picked
+        assert not app.quit_armed and app.model.status == "Staying." and app.keys.source == 0
+        await pilot.press("escape")
+        assert app.keys.source is None
 
 
 async def test_a_practice_game_won_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
