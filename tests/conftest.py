@@ -1,12 +1,37 @@
 from __future__ import annotations
 
 import logging
+import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from .server_helpers import Lines
+
+# `-n auto` never starts more test processes than this, however many processors there are: every
+# process starts its own servers, and past a few the suite is no faster.
+MAX_WORKERS = 8
+
+
+def usable_processors(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
+    """The processors this process may use: its affinity, less a container's CPU quota."""
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    usable = count or 1
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        if quota != "max":
+            usable = min(usable, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError):
+        pass  # no cgroup v2 quota here
+    return max(1, usable)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one test process for each processor the suite may use (the count xdist
+    makes by itself ignores a container's quota: 64 processes on a share of two)."""
+    return min(usable_processors(), MAX_WORKERS)
 
 
 @pytest.fixture(autouse=True)

@@ -53,3 +53,20 @@ def test_the_game_module_imports_none_of_the_games() -> None:
     object.__setattr__(unknown, "game", "klondike")
     with pytest.raises(KeyError, match="klondike"):
         state_class(unknown)
+
+
+def test_the_suite_runs_on_the_processors_it_may_use(tmp_path: Path) -> None:
+    """`-n auto` counts a container's CPU quota: a share of two processors on a big machine
+    gets two test processes, not one for every processor the machine has."""
+    from .conftest import MAX_WORKERS, usable_processors
+
+    everything = usable_processors(tmp_path / "no such file")
+    assert everything >= 1
+    quota = tmp_path / "cpu.max"
+    quota.write_text("150000 100000\n")
+    assert usable_processors(quota) == min(everything, 2)
+    quota.write_text("max 100000\n")
+    assert usable_processors(quota) == everything
+    quota.write_text("")
+    assert usable_processors(quota) == everything
+    assert MAX_WORKERS >= 2
