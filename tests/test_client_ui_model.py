@@ -2092,11 +2092,11 @@ def test_results_on_a_narrow_screen_keep_the_names_and_the_join_command() -> Non
     # first line left out: a large-font trial)
     assert "patience-race join K7QM-X2PF \\\n  --server ws://192.168.1.20:8765" in text
     assert screens.command_text(hint, 78).plain == f"  {hint}"
-    assert screens._drawn_lines(Text(text), 58) <= 15 and "r.json" not in text
+    assert screens.drawn_lines(Text(text), 58) <= 15 and "r.json" not in text
     # lines wrap at words, as the screen wraps them: a line more than the cells say (the keys
     # went off the bottom: a review)
-    assert screens._drawn_lines(Text("aaa bbbbbbbb ccc"), 10) == 3
-    assert screens._drawn_lines(Text("\nhello\n\nkeys\n"), 20) == 4
+    assert screens.drawn_lines(Text("aaa bbbbbbbb ccc"), 10) == 3
+    assert screens.drawn_lines(Text("\nhello\n\nkeys\n"), 20) == 4
     wide = screens.results(model, 78, hint, 22).plain
     assert "aisl." in wide and "r.json" in wide  # wide: everything, as before
     # St. Helena, no aisl. to give up: the result's column narrows for the names all the same
@@ -2120,7 +2120,7 @@ def test_a_full_lobby_fits_a_large_font_screen() -> None:
     full = screens.lobby(model, join_hint=hint, width=78)
     assert "g game" in full.plain  # room enough: as it was
     small = screens.lobby(model, join_hint=hint, width=58, height=17)  # 60x20's
-    assert screens._drawn_lines(small, 58) <= 17
+    assert screens.drawn_lines(small, 58) <= 17
     lines = [line for line in small.plain.splitlines() if "join" not in line]  # (it wraps)
     assert all(cell_len(line) <= 58 for line in lines)
     assert "Ann" in small.plain and "Bot 16" in small.plain and "ws://192.168.1.20" in small.plain
@@ -2129,12 +2129,12 @@ def test_a_full_lobby_fits_a_large_font_screen() -> None:
     # between keys (both went, five lines stayed empty, "p" / "private": a large-font trial)
     model.room = room([*members[:3], member(20, "Wes", role="spectator")])
     few = screens.lobby(model, join_hint=hint, width=58, height=16)  # a two-line message's
-    assert screens._drawn_lines(few, 58) <= 16 and "\n\n" not in few.plain.strip()
+    assert screens.drawn_lines(few, 58) <= 16 and "\n\n" not in few.plain.strip()
     assert "g game" in few.plain and "w winnable" in few.plain
     assert all(cell_len(line) <= 58 for line in few.plain.splitlines() if "join" not in line)
     # a line short: one blank line goes, not all of them (lines were left empty: a re-trial)
     one_short = screens.lobby(model, join_hint=hint, width=58, height=19)
-    assert screens._drawn_lines(one_short, 58) == 19 and one_short.plain.count("\n\n") == 3
+    assert screens.drawn_lines(one_short, 58) == 19 and one_short.plain.count("\n\n") == 3
     # the host's settings keys go before "r: ready" (all three lines went, one fitting)
     tight = screens.lobby(model, join_hint=hint, width=58, height=14)
     assert "g game" not in tight.plain and "r: ready / not ready" in tight.plain
