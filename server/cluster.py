@@ -17,7 +17,7 @@ were made, in one process; Redis only knows *where* each room is, and lists the 
 ``PREFIX events``         pub/sub channel: each node's changes, as JSON
 
 Every node keeps in memory the map of room code -> node and the public summaries of the rooms of
-every other node (fed by the channel, checked against the keys every heartbeat and read in full
+every other node (:class:`server.directory.Directory`, plain state; fed by the channel, checked against the keys every heartbeat and read in full
 now and then), so the hub, a plain synchronous state machine, answers from memory at once: a
 room held elsewhere is a ``redirect`` to its node (:meth:`Cluster.locate`), ``list_rooms`` adds
 the other nodes' public rooms (:meth:`Cluster.remote_summaries`).  The node publishes its own
@@ -42,12 +42,13 @@ import re
 import secrets
 import sys
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from protocol.messages import RoomSummary
+
+from .directory import Directory
 
 if TYPE_CHECKING:
     from .hub import Hub
@@ -71,11 +72,6 @@ JOIN_EXPIRIES = 3
 """A node starting tries to join its cluster for this many node expiries (30 s by default), then
 gives up (:class:`ClusterJoinError`: the server exits with status 2, for systemd or compose to
 start it again)."""
-SUMMARY_FIELDS = frozenset(RoomSummary.model_fields)
-"""What this node reads of another's public room: a newer node may publish more."""
-KNOWN_RACES = 10_000
-"""Finished races of other nodes whose node is remembered in memory (``get_race`` over the
-WebSocket); older ones are still found over HTTP, which asks Redis."""
 
 
 @dataclass(frozen=True)
@@ -176,18 +172,9 @@ class Cluster:
         self.k_channel = p + "events"
         self.heartbeat_s = config.expiry_s / 4
         self.expiry_ms = int(config.expiry_s * 1000)
-        # what this node knows of the others
-        self.nodes: dict[str, str] = {}
-        """Other live nodes: name -> advertised URL."""
-        self.where: dict[str, str] = {}
-        """Room code -> the other node holding it."""
-        self.public: dict[str, dict[str, str]] = {}
-        """Other node -> its public rooms: code -> summary JSON (parsed only when listed)."""
-        self.races: OrderedDict[str, str] = OrderedDict()
-        """Finished race id -> the other node holding its record (the latest ones)."""
-        self.departed: dict[str, tuple[str, str, float]] = {}
-        """Room code -> (node, URL, until when) for the rooms of nodes that left: not listed,
-        but still redirected to their node for :data:`DEPARTED_S`."""
+        self.directory = Directory()
+        """What this node knows of the others (the rooms of those that left are redirected to
+        them for :data:`DEPARTED_S`)."""
         # what this node published of itself
         self._published: dict[str, str] = {}
         self._redis: Any = None
@@ -238,44 +225,14 @@ class Cluster:
 
     def locate(self, code: str) -> tuple[str, str] | None:
         """(node, URL) of the other node holding room ``code``, if one does."""
-        node = self.where.get(code)
-        if node is not None:
-            url = self.nodes.get(node)
-            return (node, url) if url is not None else None
-        gone = self.departed.get(code)
-        if gone is not None and gone[2] > time.monotonic():
-            return gone[0], gone[1]
-        return None
+        return self.directory.locate(code, time.monotonic())
 
     def locate_race(self, race_id: str) -> tuple[str, str] | None:
-        node = self.races.get(race_id)
-        if node is None:
-            return None
-        url = self.nodes.get(node)
-        return (node, url) if url is not None else None
+        return self.directory.locate_race(race_id)
 
     def remote_summaries(self, limit: int) -> list[RoomSummary]:
-        """Up to ``limit`` public rooms of the other nodes, those one can join first (a lobby
-        with a free seat), then the other lobbies, then races, then results (as each node
-        lists its own; who opened them is not published, so no cap by address here)."""
-        out: list[RoomSummary] = []
-        for node, rooms in self.public.items():
-            if node not in self.nodes:
-                continue
-            for doc in rooms.values():
-                with contextlib.suppress(ValueError, TypeError, AttributeError):
-                    # the fields this node knows: a newer node's summary has more (an upgrade
-                    # going through the nodes one by one must not hide its rooms here)
-                    known = {k: v for k, v in json.loads(doc).items() if k in SUMMARY_FIELDS}
-                    out.append(RoomSummary.model_validate(known))
-
-        def order(r: RoomSummary) -> int:
-            if r.state == "lobby":
-                return 0 if r.players < r.seats else 1
-            return 2 if r.state in ("countdown", "racing") else 3
-
-        out.sort(key=order)  # (stable: each node's own order kept within a rank)
-        return out[:limit]
+        """Up to ``limit`` public rooms of the other nodes (:meth:`Directory.remote_summaries`)."""
+        return self.directory.remote_summaries(limit)
 
     async def find_race(self, race_id: str) -> tuple[str, str] | None:
         """(node, URL) of the node holding finished race ``race_id``, asking Redis if need be."""
@@ -374,7 +331,7 @@ class Cluster:
             "event": "cluster_joined",
             "node": self.node,
             "url": self.url,
-            "nodes": len(self.nodes) + 1,
+            "nodes": len(self.directory.nodes) + 1,
         }
         if self.errors:
             fields["waited_s"] = round(time.monotonic() - began, 1)
@@ -473,9 +430,8 @@ class Cluster:
                 continue
             left_ms = await r.pttl(self.k_departed(node))
             until = now + max(0, left_ms) / 1000
-            for code in await r.smembers(self.k_departed_rooms(node)):
-                if code not in self.where:
-                    self.departed[code] = (node, url, until)
+            codes = await r.smembers(self.k_departed_rooms(node))
+            self.directory.departed_rooms(node, url, codes, until)
 
     async def _close_client(self) -> None:
         if self._redis is None:
@@ -685,6 +641,7 @@ class Cluster:
 
     async def _refresh_now(self, full: bool) -> None:
         r = self._redis
+        known = self.directory.nodes
         names = sorted(n for n in await r.smembers(self.k_nodes) if n != self.node)
         urls = await r.mget([self.k_node(n) for n in names]) if names else []
         alive = {n: u for n, u in zip(names, urls, strict=True) if u is not None}
@@ -694,51 +651,35 @@ class Cluster:
                 pipe.srem(self.k_nodes, *dead)
                 pipe.delete(*(self.k_rooms(n) for n in dead))
                 for n in dead:
-                    url = self.nodes.get(n)
+                    url = known.get(n)
                     if url is not None:
-                        codes = [c for c, m in self.where.items() if m == n]
-                        self._write_departed(pipe, n, url, codes)
+                        self._write_departed(pipe, n, url, self.directory.rooms_of(n))
                 await pipe.execute()
         # one line per node removed: a node this one knew, and one it never heard of (that
         # died before this node learned of it) that it took out of the set
-        known = set(self.nodes)
+        knew = set(known)
         # (and while this node is not registered again after an error: what it reads of a
         # Redis just back may be empty)
         holding = time.monotonic() < self._hold_drops_until or (
             self._ever_registered and not self._registered
         )
-        for node in [n for n in self.nodes if n not in alive and not holding]:
+        for node in [n for n in known if n not in alive and not holding]:
             self._drop(node, "expired" if node in dead else "gone")
         for node in dead:
-            if node not in known:
+            if node not in knew:
                 self._drop(node, "expired")
-        now = time.monotonic()
-        for code in [c for c, (_n, _u, until) in self.departed.items() if until <= now]:
-            del self.departed[code]
-        fresh = [n for n in alive if full or n not in self.nodes]
-        self.nodes.update(alive)
+        self.directory.forget_departed(time.monotonic())
+        fresh = [n for n in alive if full or n not in known]
+        known.update(alive)
         for node in fresh:
             rooms = await r.hgetall(self.k_rooms(node))
-            self._replace(node, rooms)
+            self.directory.replace(node, rooms)
         if full:
             await self._read_departed(alive)
             self._next_full = time.monotonic() + 30.0
 
-    def _replace(self, node: str, rooms: dict[str, str]) -> None:
-        for code in [c for c, n in self.where.items() if n == node and c not in rooms]:
-            del self.where[code]
-        for code in rooms:
-            self.where[code] = node
-        self.public[node] = {c: d for c, d in rooms.items() if d}
-
     def _drop(self, node: str, why: str) -> None:
-        url = self.nodes.pop(node, None)
-        self.public.pop(node, None)
-        until = time.monotonic() + DEPARTED_S
-        for code in [c for c, n in self.where.items() if n == node]:
-            del self.where[code]
-            if url is not None:
-                self.departed[code] = (node, url, until)
+        self.directory.drop(node, time.monotonic() + DEPARTED_S)
         log.info(
             "node_removed",
             extra={"fields": {"event": "node_removed", "node": node, "why": why}},
@@ -769,29 +710,10 @@ class Cluster:
     def _on_message(self, data: str) -> None:
         try:
             message = json.loads(data)
-            node = message["node"]
-        except (ValueError, KeyError, TypeError):
+        except ValueError:
             return
-        if node == self.node:
+        if not isinstance(message, dict) or message.get("node") == self.node:
             return
-        if message.get("bye"):
-            self._drop(node, "stopped")
-            return
-        url = message.get("url")
-        if isinstance(url, str):
-            self.nodes[node] = url
-        public = self.public.setdefault(node, {})
-        for code, doc in (message.get("set") or {}).items():
-            self.where[code] = node
-            if doc:
-                public[code] = doc
-            else:
-                public.pop(code, None)
-        for code in message.get("del") or ():
-            if self.where.get(code) == node:
-                del self.where[code]
-            public.pop(code, None)
-        for rid in message.get("races") or ():
-            self.races[rid] = node
-        while len(self.races) > KNOWN_RACES:
-            self.races.popitem(last=False)
+        gone = self.directory.apply(message)
+        if gone is not None:
+            self._drop(gone, "stopped")

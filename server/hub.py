@@ -469,7 +469,9 @@ class Hub(Upkeep, HostCommands):
     def _new_code(self) -> str:
         while True:
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-            if code not in self.rooms and (self.cluster is None or code not in self.cluster.where):
+            if code not in self.rooms and (
+                self.cluster is None or code not in self.cluster.directory.where
+            ):
                 return code
 
     def _room(self, code: str) -> Room:

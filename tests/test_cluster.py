@@ -619,7 +619,7 @@ async def test_a_killed_node_leaves_the_list_and_its_rooms_come_back_with_it(
         await token_holder.conn.close()
         # gone from the list within the expiry (and a heartbeat of the node that notices)
         await eventually(lambda: _lacks(listed(node1.url), {code}), EXPIRY * 3, "room unlisted")
-        assert node1.cluster is not None and "node3" not in node1.cluster.nodes
+        assert node1.cluster is not None and "node3" not in node1.cluster.directory.nodes
         async with redis_client(redis_url) as r:
             assert await r.sismember("patience-race:nodes", "node3") == 0
 
@@ -652,13 +652,13 @@ async def test_a_node_that_disappears_is_removed_in_one_line(redis_url: str, lin
         survivor = node1.cluster
 
         async def knows_node2() -> bool:
-            return "node2" in survivor.nodes
+            return "node2" in survivor.directory.nodes
 
         await eventually(knows_node2, 5, "node 1 knows node 2")
         await node2.cluster.kill()  # no goodbye: only its heartbeat stops
 
         async def removed() -> bool:
-            return "node2" not in survivor.nodes
+            return "node2" not in survivor.directory.nodes
 
         await eventually(removed, EXPIRY * 4, "node 2 removed")
         await asyncio.sleep(EXPIRY)  # a few more heartbeats and reads of the set
@@ -678,7 +678,10 @@ async def test_after_redis_restarts_empty_no_live_node_is_logged_removed(
         assert node1.cluster is not None and node2.cluster is not None
 
         async def both_known() -> bool:
-            return "node2" in node1.cluster.nodes and "node1" in node2.cluster.nodes  # type: ignore[union-attr]
+            return (
+                "node2" in node1.cluster.directory.nodes
+                and "node1" in node2.cluster.directory.nodes
+            )  # type: ignore[union-attr]
 
         await eventually(both_known, 5, "the nodes know each other")
         if how == "flushall":
@@ -691,7 +694,7 @@ async def test_after_redis_restarts_empty_no_live_node_is_logged_removed(
         await eventually(lambda: _registered_again(node1, node2), EXPIRY * 6, "registered again")
         await asyncio.sleep(EXPIRY * 2)  # heartbeats and reads of the set
         assert lines.events("node_removed") == []
-        assert "node2" in node1.cluster.nodes and "node1" in node2.cluster.nodes
+        assert "node2" in node1.cluster.directory.nodes and "node1" in node2.cluster.directory.nodes
 
 
 async def _registered_again(*nodes: RaceServer) -> bool:
@@ -1301,41 +1304,6 @@ def test_a_redis_error_is_logged_without_its_traceback(caplog: pytest.LogCapture
     except KeyError:
         cluster._failed("publish")
     assert [bool(r.exc_info) for r in caplog.records] == [True]
-
-
-def test_other_nodes_rooms_are_listed_joinable_first() -> None:
-    """The other nodes' rooms came in the order they were announced: one node's rooms held
-    open filled the rest of every list (a review); now as a node lists its own, by kind."""
-    from protocol.messages import RoomSummary
-    from server.cluster import Cluster
-    from server.hub import Hub
-    from server.limits import Limits
-
-    cluster = Cluster(Hub(Limits()), ClusterConfig("node1", "redis://127.0.0.1:1/0"), 8701)
-    cluster.nodes = {"node2": "/n/node2/"}
-
-    def summary(code: str, state: str, players: int) -> str:
-        return RoomSummary(
-            code=code, state=state, title="Spider", mode="first", players=players, seats=4,
-            spectators=0,
-        ).model_dump_json()  # fmt: skip
-
-    cluster.public = {
-        "node2": {
-            "RACE0000": summary("RACE0000", "racing", 4),
-            "DONE0000": summary("DONE0000", "results", 2),
-            "FULL0000": summary("FULL0000", "lobby", 4),
-            "OPEN0000": summary("OPEN0000", "lobby", 1),
-        },
-        "gone": {"GONE0000": summary("GONE0000", "lobby", 1)},  # a node no longer in the cluster
-    }
-    # a newer node's summary, with a field this node does not know, is listed all the same (an
-    # upgrade node by node hid the upgraded nodes' rooms); a summary that is no object is not
-    newer = json.loads(summary("NEWR0000", "results", 1)) | {"since_1_9": [1]}
-    cluster.public["node2"] |= {"NEWR0000": json.dumps(newer), "LIST0000": "[1]"}
-    codes = [r.code for r in cluster.remote_summaries(10)]
-    assert codes == ["OPEN0000", "FULL0000", "RACE0000", "DONE0000", "NEWR0000"]
-    assert [r.code for r in cluster.remote_summaries(2)] == ["OPEN0000", "FULL0000"]
 
 
 @pytest.mark.parametrize(
