@@ -65,6 +65,8 @@ class RaceApp(BoardApp):
         """The server this process runs (``patience-race play``), or None."""
         self.bots: list[asyncio.Task[None]] = []
         self.kick_choice: list[Member] | None = None
+        self.kick_shown = 0
+        """How many of :attr:`kick_choice` the question numbered."""
         """The host pressed k in the lobby: who the next key may remove (1, 2... 0 for the 10th)."""
         self.typed_ahead: deque[str] = deque()
         """Race keys pressed while a move awaits the server's answer (at most TYPE_AHEAD)."""
@@ -740,11 +742,12 @@ class RaceApp(BoardApp):
         model = self.model
         assert model.room is not None
         kick, self.kick_choice = self.kick_choice, None
-        if kick is not None and key == "k" and len(kick) > 10:
-            kick = kick[10:]  # the next ten
+        shown, self.kick_shown = self.kick_shown, 0
+        if kick is not None and key == "k" and len(kick) > shown:
+            kick = kick[shown:]  # the next ones
         elif kick is not None:
             i = PILE_KEYS.find(key)  # 1..9, 0 for the tenth
-            if 0 <= i < min(10, len(kick)):
+            if 0 <= i < shown:
                 who = kick[i]
                 model.status = f"Removing {safe(who.name)}..."
                 model.removed.add(who.id)  # the room update that follows says so
@@ -758,15 +761,12 @@ class RaceApp(BoardApp):
                 model.status = "Nobody else is in the room."
                 return True
         if kick is not None and key == "k":
-            # ten at a time, numbered 1 to 0; k again for the next ten ("1: Amy, 2: Bob": a
-            # name holds no comma or colon, so "Cat, 1 Troll" cannot pass for two: a text trial)
+            # as many as the status line shows whole, up to ten, numbered 1 to 0; k again for
+            # the next ones (at 60 columns, or with long names, the question was cut)
             self.kick_choice = kick
-            names = ", ".join(
-                f"{PILE_KEYS[i]}: {safe(m.name)}" + (" (watching)" if m.role != "player" else "")
-                for i, m in enumerate(kick[:10])
+            model.status, self.kick_shown = screens.kick_question(
+                [(m.name, m.role != "player") for m in kick], max(20, self.size.width - 2)
             )
-            more = f"; k: the next {min(10, len(kick) - 10)}" if len(kick) > 10 else ""
-            model.status = f"Remove whom from the room? {names}{more}; any other key: nobody."
             return True
         return False
 

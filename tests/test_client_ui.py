@@ -13,6 +13,7 @@ from textual.widgets import Static
 from client.app import RaceApp
 from client.args import Plan
 from client.net import Connection
+from client.text import wrap_cells
 from protocol.messages import (
     CreateRoom,
     Joined,
@@ -862,6 +863,38 @@ async def test_the_host_can_remove_anyone_past_the_first_ten() -> None:
             await pilot.press("2")
             await wait_until(pilot, lambda: len(app.model.room.members) == 12)  # type: ignore[union-attr]
             assert "P12" not in [m.name for m in app.model.room.members]  # type: ignore[union-attr]
+            for c in conns:
+                await c.close()
+
+
+async def test_on_a_small_screen_the_host_removes_whom_the_question_shows() -> None:
+    """At 60 columns the question of whom to remove was cut after two lines: the names past
+    the cut were numbered all the same, unseen, and "k: the next" never showed.  It numbers
+    the names it shows whole; k goes on from the first not shown."""
+    async with running_server(fast_limits(max_per_address=40)) as server:
+        app = RaceApp(Plan(action="host", name="Ann", url=server.url, settings=SPIDER1))
+        async with app.run_test(size=(60, 20)) as pilot:
+            await wait_until(pilot, lambda: app.model.room is not None)
+            code = app.model.room.code  # type: ignore[union-attr]
+            conns = []
+            for i in range(3):
+                c = Connection(server.url)
+                await c.open()
+                await c.request(JoinRoom(seq=0, code=code, name=f"Player Number {i} Longname"))
+                conns.append(c)
+            await wait_until(pilot, lambda: len(app.model.room.members) == 4)  # type: ignore[union-attr]
+            await pilot.press("k")
+            shown = app.kick_shown
+            assert 1 <= shown < 3 and "k: the next" in app.model.status
+            assert len(wrap_cells(app.model.status, 58, 3)) <= 2
+            await pilot.press("k")
+            assert app.model.status.startswith(
+                f"Remove whom from the room? 1: Player Number {shown} Longname"
+            )
+            await pilot.press("1")
+            await wait_until(pilot, lambda: len(app.model.room.members) == 3)  # type: ignore[union-attr]
+            names = [m.name for m in app.model.room.members]  # type: ignore[union-attr]
+            assert f"Player Number {shown} Longname" not in names
             for c in conns:
                 await c.close()
 

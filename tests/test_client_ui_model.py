@@ -15,11 +15,11 @@ from client import render, screens
 from client.changes import progress_changes, room_changes
 from client.grid import Grid
 from client.helena_board import per_row_of
-from client.keys import Keys
+from client.keys import PILE_KEYS, Keys
 from client.model import RaceModel
 from client.panel import opponents, standings_line
 from client.panel import watching as watching_view
-from client.text import clip, ordinal, plural, safe
+from client.text import clip, ordinal, plural, safe, wrap_cells
 from protocol.config import GameConfig
 from protocol.game import new_game
 from protocol.messages import (
@@ -2216,3 +2216,24 @@ def test_an_unchanged_text_is_not_drawn_again(monkeypatch: pytest.MonkeyPatch) -
     widget.update("plain")
     widget.update("plain")
     assert [getattr(c, "plain", c) for c in drawn] == ["score 12", "score 12", "score 13", "plain"]
+
+
+def test_the_question_of_whom_to_remove_numbers_only_the_names_it_shows_whole() -> None:
+    """The host's k at 60 columns, or with long names, cut the question: names numbered past
+    the status line's two lines could be removed unseen, and "k: the next" was lost."""
+    people = [(f"Someone With A Long Name {i}", i == 3) for i in range(12)]
+    for width in (58, 78, 118):
+        question, shown = screens.kick_question(people, width)
+        lines = wrap_cells(question, width, 3)
+        assert len(lines) <= 2 and not lines[-1].endswith("…"), (width, lines)
+        assert 1 <= shown < 10 and f"k: the next {min(10, 12 - shown)}" in question
+        assert f"{PILE_KEYS[shown - 1]}: Someone With A Long Name {shown - 1}" in question
+        assert f"Name {shown}," not in question and f"Name {shown};" not in question
+    assert "4: Someone With A Long Name 3 (watching)" in screens.kick_question(people, 200)[0]
+    few = [("Bob", False), ("Eve", True)]
+    assert screens.kick_question(few, 58) == (
+        "Remove whom from the room? 1: Bob, 2: Eve (watching); any other key: nobody.",
+        2,
+    )
+    # a screen too narrow for even one whole name still numbers one, and the next by k
+    assert screens.kick_question(people, 20)[1] == 1

@@ -14,6 +14,7 @@ from protocol.config import SPIDER
 from protocol.messages import display_code
 
 from ..grid import DIM, clock, plain
+from ..keys import PILE_KEYS
 from ..model import RaceModel
 from ..render import MIN_HEIGHT, MIN_WIDTH
 from ..text import clip, plural, safe, wrap_cells
@@ -208,3 +209,20 @@ def stuck_with_undo(model: RaceModel) -> bool:
         and me is not None
         and me.status == "playing"
     )
+
+
+def kick_question(people: list[tuple[str, bool]], width: int) -> tuple[str, int]:
+    """The host's "remove whom?" for ``people`` (name, whether watching), and how many of them
+    it numbers: as many as the status line's two lines of ``width`` cells show whole, up to ten
+    (keys 1 to 0), at least one; ``k`` for the next ones.  ("1: Amy, 2: Bob": a name holds no
+    comma or colon, so "Cat, 1 Troll" cannot pass for two: a text trial.)"""
+    for shown in range(min(10, len(people)), 0, -1):
+        names = ", ".join(
+            f"{PILE_KEYS[i]}: {safe(name)}" + (" (watching)" if watching else "")
+            for i, (name, watching) in enumerate(people[:shown])
+        )
+        more = f"; k: the next {min(10, len(people) - shown)}" if len(people) > shown else ""
+        question = f"Remove whom from the room? {names}{more}; any other key: nobody."
+        if shown == 1 or len(wrap_cells(question, width, 3)) <= 2:
+            return question, shown
+    return "Nobody else is in the room.", 0
