@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -15,16 +16,24 @@ from .server_helpers import Lines
 MAX_WORKERS = 8
 
 
-def usable_processors(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
-    """The processors this process may use: its affinity, less a container's CPU quota."""
+def usable_processors(
+    cpu_max: Path = Path("/sys/fs/cgroup/cpu.max"), cfs: Path = Path("/sys/fs/cgroup/cpu")
+) -> int:
+    """The processors this process may use: its affinity, less a container's CPU quota (cgroup
+    v2's ``cpu.max``, or v1's ``cpu.cfs_quota_us`` and ``cpu.cfs_period_us`` under ``cfs``)."""
     count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     usable = count or 1
     try:
         quota, period = cpu_max.read_text().split()[:2]
-        if quota != "max":
-            usable = min(usable, math.ceil(int(quota) / int(period)))
     except (OSError, ValueError):
-        pass  # no cgroup v2 quota here
+        try:  # cgroup v1
+            quota = (cfs / "cpu.cfs_quota_us").read_text().strip()
+            period = (cfs / "cpu.cfs_period_us").read_text().strip()
+        except OSError:
+            quota = period = "max"  # no quota here
+    with contextlib.suppress(ValueError, ZeroDivisionError):
+        if int(quota) > 0:  # ("max" in v2, -1 in v1: none)
+            usable = min(usable, math.ceil(int(quota) / int(period)))
     return max(1, usable)
 
 

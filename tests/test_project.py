@@ -60,13 +60,17 @@ def test_the_suite_runs_on_the_processors_it_may_use(tmp_path: Path) -> None:
     gets two test processes, not one for every processor the machine has."""
     from .conftest import MAX_WORKERS, usable_processors
 
-    everything = usable_processors(tmp_path / "no such file")
+    none = tmp_path / "no such file"
+    everything = usable_processors(none, none)
     assert everything >= 1
     quota = tmp_path / "cpu.max"
-    quota.write_text("150000 100000\n")
-    assert usable_processors(quota) == min(everything, 2)
-    quota.write_text("max 100000\n")
-    assert usable_processors(quota) == everything
-    quota.write_text("")
-    assert usable_processors(quota) == everything
+    for v2, expected in (("150000 100000\n", 2), ("max 100000\n", everything), ("", everything)):
+        quota.write_text(v2)
+        assert usable_processors(quota, none) == min(everything, expected), v2
+    v1 = tmp_path / "cpu"
+    v1.mkdir()
+    (v1 / "cpu.cfs_period_us").write_text("100000\n")
+    for cfs, expected in (("50000\n", 1), ("-1\n", everything)):
+        (v1 / "cpu.cfs_quota_us").write_text(cfs)
+        assert usable_processors(none, v1) == min(everything, expected), cfs
     assert MAX_WORKERS >= 2
