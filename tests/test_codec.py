@@ -10,7 +10,17 @@ import msgpack
 import pytest
 
 from protocol.codec import DecodeError, decode, decode_command, encode
-from protocol.messages import Moved, RaceOver, Reveal, Settings, Standing, WireMove
+from protocol.messages import (
+    Moved,
+    RaceOver,
+    Reveal,
+    Settings,
+    Standing,
+    WireMove,
+    from_wire,
+    to_wire,
+)
+from protocol.moves import Kind, Move
 
 
 def frame(value: dict[str, Any]) -> bytes:
@@ -119,3 +129,70 @@ def test_a_deal_number_string_is_what_the_schema_says() -> None:
     for refused in ("0" * 22 + "1", "", "1e5", "١٢"):
         with pytest.raises(ValidationError):
             Settings.model_validate({"deal_number": refused})
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("seats", 1),
+        ("seats", 17),
+        ("time_limit", 86_401),
+        ("deal_number", str(10**20 + 1)),  # past 2**64: a string
+        ("options", {f"o{i}": i for i in range(9)}),
+    ],
+)
+def test_settings_out_of_the_schemas_range_are_a_bad_message(field: str, value: Any) -> None:
+    """docs/protocol.md: ``seats`` 1, a ``time_limit`` over 86,400, a ``deal_number`` past
+    10^20 are ``bad_message``, refused by the schema with the command's seq (a room of a
+    million seats, or a time limit whose milliseconds no msgpack integer holds, never made)."""
+    settings = {"game": "spider", field: value}
+    with pytest.raises(DecodeError) as caught:
+        decode_command(
+            frame({"type": "create_room", "seq": 4, "name": "Ann", "settings": settings})
+        )
+    assert (caught.value.code, caught.value.seq) == ("bad_message", 4)
+    assert f"settings.{field}" in caught.value.message
+
+
+def test_settings_at_the_edges_of_the_schemas_range_are_read() -> None:
+    for field, value in (
+        ("seats", 2),
+        ("seats", 16),
+        ("time_limit", 86_400),
+        ("deal_number", 10**20),
+    ):
+        sent = str(value) if value > 2**64 - 1 else value  # as the codec sends it
+        command = {"type": "create_room", "seq": 4, "name": "Ann", "settings": {field: sent}}
+        read = decode_command(frame(command))
+        assert getattr(read.settings, field) == value  # type: ignore[union-attr]
+
+
+def test_a_name_past_24_characters_is_a_bad_name_before_any_room_sees_it() -> None:
+    assert decode_command(
+        frame({"type": "join_room", "seq": 2, "code": "K7QMX2PF", "name": "A" * 24})
+    )
+    with pytest.raises(DecodeError) as caught:
+        decode_command(frame({"type": "join_room", "seq": 2, "code": "K7QMX2PF", "name": "A" * 25}))
+    assert (caught.value.code, caught.value.seq) == ("bad_name", 2)
+
+
+def test_a_move_off_the_wire_keeps_its_piles_and_count() -> None:
+    """``3>7:2`` sent as a move of two cards moves two, not the run the server would choose:
+    the count the player picked reaches the rules (a deal, undo or resign takes none)."""
+    for move in (
+        Move(Kind.TABLEAU, 2, 6, 2),
+        Move(Kind.TABLEAU, 0, 9, 0),
+        Move(Kind.FOUNDATION, 4, 5, 0),
+        Move(Kind.FOUNDATION, 4, -1, 0),
+        Move(Kind.DEAL),
+    ):
+        assert from_wire(to_wire(move)) == move
+        assert from_wire(decode_command(encode_move(move)).move) == move  # type: ignore[union-attr]
+    assert from_wire(WireMove(kind="tableau", src=2, dst=6, count=4)) == Move(Kind.TABLEAU, 2, 6, 4)
+    assert from_wire(WireMove(kind="resign", src=3, dst=1, count=2)) == Move(Kind.RESIGN)
+
+
+def encode_move(move: Move) -> bytes:
+    from protocol.messages import MoveCmd
+
+    return encode(MoveCmd(seq=9, move=to_wire(move)))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -242,6 +243,23 @@ def test_projection_never_holds_a_hidden_card(start, data):
         for p, d in zip(client.piles, client.down, strict=True):
             assert all(x == UNKNOWN for x in p[:d])
             assert UNKNOWN not in p[d:]
+
+
+def test_a_card_shown_where_the_player_sees_none_is_refused() -> None:
+    """A client's copy takes a shown card only at a face-up position: one said to be at a
+    face-down position (a server out of step) is an error, which asks for a snapshot, not a
+    card written under the face-down count."""
+    from protocol.moves import Placed
+
+    config = GameConfig("spider", {"suits": 1})
+    state = new_game(config, 1)
+    client = state_class(config).from_view(config, state.view())
+    top = len(state.piles[0]) - 1
+    client.show(Placed(0, top, state.piles[0][top]))  # what the player was shown: taken
+    for index in (0, state.down[0] - 1):
+        with pytest.raises(ValueError):
+            client.show(Placed(0, index, state.piles[0][index]))
+    assert client.piles[0][: client.down[0]] == [UNKNOWN] * client.down[0]
 
 
 @SETTINGS

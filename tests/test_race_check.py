@@ -61,6 +61,29 @@ def _swap_times(d: dict[str, Any]) -> None:
     times[0], times[-1] = times[-1] + 1, times[0]
 
 
+def _another_card_on_the_table(d: dict[str, Any]) -> None:
+    shown = d["players"][0]["board"]["tableau"][0]["cards"]
+    shown[-1] = "AS" if shown[-1] != "AS" else "2S"
+
+
+def _later_finish(d: dict[str, Any]) -> None:
+    d["standings"][0]["finish_ms"] += 100  # a winner's rival pushed back would look just so
+
+
+def _a_player_twice(d: dict[str, Any]) -> None:
+    d["standings"].append(dict(d["standings"][-1], rank=len(d["standings"]) + 1))
+
+
+def _stuck_not_resigned(d: dict[str, Any]) -> None:
+    """Ann's resignation taken out of her moves, and her result said to be stuck: the moves
+    that are left give a game still going on."""
+    ann = d["players"][0]
+    ann["moves"].pop()
+    ann["times_ms"].pop()
+    (standing,) = (s for s in d["standings"] if s["id"] == ann["id"])
+    standing["status"] = "stuck"
+
+
 FORGERIES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "a score": (_set("standings.0.score", 999), "the record says score 999"),
     "aisleriot's score": (_set("standings.0.score2", 95), "aisleriot score 95"),
@@ -71,6 +94,11 @@ FORGERIES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "a finishing time": (_set("standings.0.finish_ms", 1), "finishing time"),
     "a move": (_set("players.0.moves", ["1>1"]), "move 1"),
     "the board": (_set("players.0.board.stock", 0), "a board the moves do not reach"),
+    "a card on the table": (_another_card_on_the_table, "a board the moves do not reach"),
+    "the undos": (_set("standings.0.undos", 5), "undos 5 (the moves give 0)"),
+    "a later finishing time": (_later_finish, "finishing time"),
+    "a player twice": (_a_player_twice, "not the same players"),
+    "a result of stuck": (_stuck_not_resigned, "stuck (the moves give a game going on)"),
     "the move times": (_swap_times, "the move times do not go with the moves"),
     "moves after the end": (_set("ended_at", WALL + 0.5), "a move is timed after the race ended"),
     "the end": (_set("ended_at", 0.0), "ends before it starts"),
@@ -97,3 +125,31 @@ def test_another_salt_breaks_the_commitment(record: dict[str, Any]) -> None:
     found = check_race(RaceRecord.model_validate(data, strict=False))
     assert not found.ok and not found.commitment_ok
     assert not found.problems and all(p.matches for p in found.players)  # the rest is true
+
+
+def test_a_commitment_changed_in_its_last_digit_is_found_out(record: dict[str, Any]) -> None:
+    """The whole hash is compared: a record claiming another commitment, however alike, is not
+    the race whose commitment was published."""
+    data = RaceRecord.model_validate(record, strict=False).model_dump(mode="json")
+    sealed = data["reveal"]["commitment"]
+    data["reveal"]["commitment"] = sealed[:-1] + ("0" if sealed[-1] != "0" else "1")
+    found = check_race(RaceRecord.model_validate(data, strict=False))
+    assert not found.ok and not found.commitment_ok
+
+
+def test_a_certified_solution_that_does_not_win_is_found_out(record: dict[str, Any]) -> None:
+    """A record whose reveal says the deal was certified winnable, with a "solution" that does
+    not win it, is found out even when its commitment covers that solution (as a server that
+    made the certification up would have committed to it)."""
+    from protocol.fairness import commitment
+
+    data = RaceRecord.model_validate(record, strict=False).model_dump(mode="json")
+    rv = data["reveal"]
+    for solution, said in ((["d"], "does not win"), (["1>1"], "move 1 (1>1) does not apply")):
+        rv["solution"] = solution
+        rv["commitment"] = commitment(
+            rv["game"], rv["options"], rv["numbering"], int(rv["number"]), rv["salt"], solution
+        )
+        found = check_race(RaceRecord.model_validate(data, strict=False))
+        assert found.commitment_ok and not found.ok
+        assert found.solution_problem is not None and said in found.solution_problem

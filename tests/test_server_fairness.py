@@ -264,3 +264,58 @@ async def test_undo_never_goes_back_past_a_card_shown_and_everyone_sees_it_count
         )
         assert next(x for x in progress.players if x.name == "Ann").undos == 1
         await close_all(conns)
+
+
+# -- the proof itself, with no server ---------------------------------------------------------------
+
+
+def test_the_commitment_is_the_documented_hash_of_every_field_that_picks_the_deal() -> None:
+    """docs/protocol.md, Fair play: sha256 of the canonical JSON of game, every option,
+    numbering, number and salt (and a certified deal's solution).  A field left out of the hash
+    would let the reveal change it: Spider's deal 7 of xpat2 is not PySolFC's."""
+    import hashlib
+    import json
+
+    def documented(
+        g: str, opts: dict[str, object], n: str, number: int, salt: str, sol: list[str] | None
+    ) -> str:
+        text = json.dumps(
+            {"game": g, "options": opts, "numbering": n, "number": int(number), "salt": salt}
+            | ({"solution": sol} if sol is not None else {}),
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    opts: dict[str, object] = {"suits": 4, "relaxed": 0}
+    for numbering in ("pysolfc", "xpat2"):
+        for sol in (None, ["1>2", "d"]):
+            args = ("spider", opts, numbering, 7, "ab" * 16, sol)
+            assert commitment(*args) == documented(*args)
+    sealed = {
+        commitment("spider", opts, "pysolfc", 7, "ab" * 16),
+        commitment("spider", opts, "xpat2", 7, "ab" * 16),
+        commitment("spider", {"suits": 2, "relaxed": 0}, "pysolfc", 7, "ab" * 16),
+        commitment("louis", {"build": "suit"}, "pysolfc", 7, "ab" * 16),
+        commitment("spider", opts, "pysolfc", 8, "ab" * 16),
+        commitment("spider", opts, "pysolfc", 7, "ab" * 15 + "ac"),
+        commitment("spider", opts, "pysolfc", 7, "ab" * 16, ["d"]),
+    }
+    assert len(sealed) == 7, "each field that picks the deal changes the commitment"
+
+
+def test_a_starting_board_other_than_the_revealed_deals_is_found_out() -> None:
+    """A player shown the start of one deal, and a reveal of another that verifies against its
+    own commitment, before any card was turned: the starting board alone gives it away."""
+    from protocol.fairness import Witness
+    from protocol.game import new_game
+
+    config = GameConfig("spider", {"suits": 1})
+    shown = Witness(start=new_game(config, 1).view())
+    assert (
+        verify(config, 1, "ab", commitment("spider", config.options, "pysolfc", 1, "ab"), shown)
+        == []
+    )
+    sealed = commitment("spider", config.options, "pysolfc", 2, "ab")
+    problems = verify(config, 2, "ab", sealed, shown)
+    assert any("starting board" in p for p in problems), problems
