@@ -491,6 +491,26 @@ def test_keep_deal_keeps_the_fixed_deal_no_client_can_send_back() -> None:
     assert room.settings.deal_number is None  # without it: a random deal, as documented
 
 
+def test_a_host_who_took_over_learns_nothing_by_sending_the_secret_deal_number_back() -> None:
+    """A fixed deal's number is never shown: a player who became host and sent settings with a
+    number as its deal was answered the same for the secret number as for any other (a change
+    that makes everyone ready again), or the room would say whether they guessed it."""
+    seen = []
+    for number in (77, 78):
+        h = Harness()
+        code, (ann, bob, cy), joined = h.room(Settings(deal_number=77), "Ann", "Bob", "Cy")
+        room = h.hub.rooms[code]
+        assert isinstance(h.cmd(cy, Ready(seq=0)), Ack)
+        assert isinstance(h.cmd(ann, Leave(seq=0)), Ack)
+        assert room.host == joined[1].you
+        h.clear()
+        answer = h.cmd(bob, UpdateSettings(seq=0, settings=Settings(deal_number=number)))
+        cy_ready = room.members[joined[2].you].ready
+        seen.append((type(answer), cy_ready, [type(e) for e in h.inbox[cy]]))
+    assert seen[0] == seen[1]
+    assert seen[0][0] is Ack and seen[0][1] is False and RoomUpdate in seen[0][2]
+
+
 @pytest.mark.parametrize(
     ("fixed", "numbering"),
     [(48210375582910447, "xpat2"), (0, "pysolfc"), (5, "pysolfc"), (5, "xpat2")],
@@ -1109,6 +1129,24 @@ def test_someone_removed_by_the_host_cannot_rejoin_at_once() -> None:
     assert refused.message.endswith(": you may join it again in 1 min")  # how long, said
     again = h.cmd(back, JoinRoom(seq=0, code=code, name="Mal"))
     assert isinstance(again, Error) and again.code == "rate_limited"
+
+
+def test_the_host_cannot_remove_a_player_during_the_countdown() -> None:
+    """docs/protocol.md: ``kick`` is for the host "not during a countdown or race": the race
+    about to start has its seats, and one removed in its countdown was in its results as having
+    left a race they never had a chance to play."""
+    h = Harness()
+    code, (ann, bob, cy), joined = h.room(None, "Ann", "Bob", "Cy")
+    for c in (ann, bob, cy):
+        assert isinstance(h.cmd(c, Ready(seq=0)), Ack)
+    room = h.hub.rooms[code]
+    assert room.state == "countdown"
+    refused = h.cmd(ann, Kick(seq=0, id=joined[2].you))
+    assert isinstance(refused, Error) and refused.code == "wrong_state"
+    assert joined[2].you in room.members and not h.got(cy, Kicked)
+    h.tick(h.hub.limits.countdown_ms / 1000)
+    assert room.state == "racing" and room.race is not None
+    assert room.race.seats[joined[2].you].status == "playing"
 
 
 def test_joining_rooms_has_a_budget_per_address() -> None:
@@ -1797,3 +1835,43 @@ def test_a_room_event_replaces_only_the_one_just_before_it() -> None:
     out.send(ann, third)
     assert [e for c, e in out.sends if c == ann] == [second, countdown, third]
     assert [e for c, e in out.sends if c == bob] == [first]
+
+
+def test_with_undo_off_a_move_never_says_it_can_be_undone() -> None:
+    """``moved`` says ``can_undo`` when an undo could take the move back; in a room with undo
+    off none can (it is refused ``undo_off``), and a stuck player told ``can_undo`` thought
+    their race went on (docs/protocol.md)."""
+    h = Harness()
+    code, (ann, _bob), joined = h.race(Settings(undo="off", deal_number=1), "Ann", "Bob")
+    race = h.hub.rooms[code].race
+    assert race is not None
+    state = race.seats[joined[0].you].state
+    quiet = 0
+    for _ in range(40):  # until a move that shows no card, which the rules let an undo take back
+        wire = pick_move(state, prefer="quiet")
+        assert wire is not None
+        moved = h.cmd(ann, MoveCmd(seq=0, move=wire))
+        assert isinstance(moved, Moved)
+        assert moved.can_undo is False
+        if state.can_undo:
+            quiet += 1
+            break
+    assert quiet, "no move the rules alone could undo: the test shows nothing"
+    refused = h.move(ann, kind="undo")
+    assert isinstance(refused, Error) and refused.code == "undo_off"
+
+
+def test_the_results_show_nobody_ready_for_the_next_race() -> None:
+    """The race over, every ready flag is cleared: the results' ``room`` showed everyone still
+    ready from the lobby before, and back in the lobby those who had not asked for the rematch
+    read as having stepped back."""
+    h = Harness()
+    code, (ann, bob), _ = h.race(None, "Ann", "Bob")
+    for c in (ann, bob):
+        h.move(c, kind="resign")
+    assert h.got(ann, RaceOver)
+    room = h.hub.rooms[code]
+    assert room.state == "results"
+    assert not any(m.ready for m in room.members.values())
+    last = h.got(ann, RoomUpdate)[-1]
+    assert last.room.state == "results" and not any(m.ready for m in last.room.members)

@@ -888,3 +888,100 @@ def test_a_step_of_the_wall_clock_is_charged_to_no_race_after_a_restart(
     # the time it was down is charged to nobody; the step neither
     assert abs(back.race.elapsed_ms(now) - ran) <= 2000, (back.race.elapsed_ms(now), ran)
     store.close()
+
+
+def test_a_lobby_brought_back_waits_the_grace_for_its_players_not_only_abandoned_s(
+    tmp_path: Path,
+) -> None:
+    """After a restart nobody is connected yet: a lobby waits the grace period for its players
+    to come back (their clients try again every few seconds), not only ``abandoned_s``, the
+    while a lobby everyone left gets on a server that ran on (with the defaults, 60 s and
+    30 s: a lobby brought back closed half-way through its players' grace)."""
+    from protocol.messages import PROTOCOL_VERSION, CreateRoom, Hello, JoinRoom
+    from server.hub import Hub
+
+    store = Store(str(tmp_path / "races.sqlite3"))
+    limits = Limits(grace_s=60.0, abandoned_s=30.0)
+    now = 1000.0
+    hub = Hub(limits, store=store, wall=lambda: 1_700_000_000.0 + now)
+
+    def session(first: object) -> int:
+        cid = hub.connect(now)
+        assert cid is not None
+        hub.handle(cid, Hello(seq=0, version=PROTOCOL_VERSION), now)
+        hub.handle(cid, first, now)  # type: ignore[arg-type]
+        return cid
+
+    ann = session(CreateRoom(seq=1, name="Ann", settings=Settings()))
+    code = hub.conns[ann].room.code  # type: ignore[union-attr]
+    session(JoinRoom(seq=1, code=code, name="Bob"))
+    store.commit()
+    try:
+        # a crash, and the server back a moment later (another process: another clock)
+        now = 5000.0
+        again = Hub(limits, store=store, wall=lambda: 1_700_000_000.0 + now)
+        assert again.restore(now) == 1
+        for _ in range(45):  # past abandoned_s, within the grace
+            now += 1.0
+            again.tick(now)
+        assert code in again.rooms, "the lobby closed before its players' grace was over"
+        for _ in range(20):  # and past the grace, nobody back: it goes
+            now += 1.0
+            again.tick(now)
+        assert code not in again.rooms
+    finally:
+        store.close()
+
+
+def test_the_times_of_the_moves_come_back_after_a_restart(tmp_path: Path) -> None:
+    """Each move is stored with its race time: after a restart the seats' times are those of
+    their moves (what score mode breaks ties by, the record shows, and the idle limit counts
+    from), not the start's."""
+    from protocol.messages import PROTOCOL_VERSION, CreateRoom, Hello, JoinRoom, MoveCmd, Ready
+    from server.hub import Hub
+
+    from .server_helpers import pick_move
+
+    store = Store(str(tmp_path / "races.sqlite3"))
+    limits = Limits(countdown_ms=100, grace_s=60.0)
+    now = 1000.0
+    hub = Hub(limits, store=store, wall=lambda: 1_700_000_000.0 + now)
+    seqs = iter(range(10, 100))
+
+    def session(first: object) -> int:
+        cid = hub.connect(now)
+        assert cid is not None
+        hub.handle(cid, Hello(seq=0, version=PROTOCOL_VERSION), now)
+        hub.handle(cid, first, now)  # type: ignore[arg-type]
+        return cid
+
+    settings = Settings(mode="score", time_limit=600)
+    ann = session(CreateRoom(seq=1, name="Ann", settings=settings))
+    code = hub.conns[ann].room.code  # type: ignore[union-attr]
+    bob = session(JoinRoom(seq=1, code=code, name="Bob"))
+    for cid in (ann, bob):
+        hub.handle(cid, Ready(seq=2), now)
+    now += 0.2
+    hub.tick(now)
+    race = hub.rooms[code].race
+    assert race is not None and hub.rooms[code].state == "racing"
+    for cid in (ann, bob, ann):
+        now += 3.0
+        hub.tick(now)
+        seat = race.seats[hub.conns[cid].member.id]  # type: ignore[union-attr]
+        wire = pick_move(seat.state)
+        assert wire is not None
+        hub.handle(cid, MoveCmd(seq=next(seqs), move=wire), now)
+    before = {s.id: (list(s.times_ms), s.score, s.score_ms) for s in race.seats.values()}
+    assert all(times and min(times) >= 3000 for times, _, _ in before.values())
+    store.commit()
+    try:
+        now = 9000.0  # a crash, and the server back (another process: another clock)
+        again = Hub(limits, store=store, wall=lambda: 1_700_000_000.0 + now)
+        assert again.restore(now) == 1
+        back = again.rooms[code].race
+        assert back is not None
+        after = {s.id: (list(s.times_ms), s.score, s.score_ms) for s in back.seats.values()}
+        assert after == before
+    finally:
+        store.close()
