@@ -44,6 +44,18 @@ def model_with(game: str, number: int, **options: object) -> RaceModel:
     return model
 
 
+def test_a_resign_half_confirmed_is_forgotten_at_any_other_key() -> None:
+    """x asks "Resign?"; any other key plays on: a later single x asks again, it does not
+    resign (the first x would have stayed armed)."""
+    model = model_with("st-helena", 3)
+    keys = Keys(model)
+    assert keys.press("x") is None and "Resign?" in model.status
+    keys.press("escape")
+    assert keys.press("x") is None and "Resign?" in model.status
+    keys.press("1")
+    assert keys.press("x") is None and "Resign?" in model.status
+
+
 def test_keys_pick_a_run_and_take_fewer() -> None:
     model = model_with("spider", 1)
     state = model.state

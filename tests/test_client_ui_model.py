@@ -355,6 +355,16 @@ def test_progress_changes_say_who_won_resigned_and_whom_you_wait_for() -> None:
     ]
 
 
+def test_a_rematch_asked_is_said_once_not_again_at_every_room_update() -> None:
+    """Bob asks for a rematch: said once; the next room update (Cy comes to watch) says only
+    what it changed, not "Bob asks for a rematch" again."""
+    old = room([member(1, "Ann"), member(2, "Bob")], state="results")
+    asked = room([member(1, "Ann"), member(2, "Bob", rematch=True)], state="results")
+    assert room_changes(old, asked, you=1) == ["Bob asks for a rematch"]
+    later = room([*asked.members, member(3, "Cy", role="spectator")], state="results")
+    assert room_changes(asked, later, you=1) == ["Cy joined to watch"]
+
+
 def test_model_messages_from_events() -> None:
     model = RaceModel(name="Ann", you=1, phase="lobby")
     model.room = room([member(1, "Ann")])
@@ -444,6 +454,22 @@ def test_results_table_has_every_column_and_the_keys() -> None:
     warn = screens.results(model, 78)
     assert "WARNING" in warn.plain
     assert any("on red" in str(s.style) for s in warn.spans)
+
+
+def test_the_results_table_shows_each_ones_own_moves_and_undos() -> None:
+    model = RaceModel(name="Ann", you=1, phase="results")
+    model.room = room([member(1, "Ann"), member(2, "Bob")], state="results")
+    model.standings = [
+        standing(1, 2, "Bob", "won", score=500, score2=40, moves=87, undos=3),
+        standing(2, 1, "Ann", "resigned", score=40, score2=12, moves=21, undos=0),
+    ]
+    model._hold_results()
+    lines = screens.results(model, 78).plain.splitlines()
+    head = next(line for line in lines if "result" in line).split()
+    bob = next(line for line in lines if "Bob" in line and "won" in line).split()
+    ann = next(line for line in lines if "Ann" in line and "resigned" in line).split()
+    assert head[-2:] == ["moves", "undos"]
+    assert bob[-2:] == ["87", "3"] and ann[-2:] == ["21", "0"]
 
 
 def test_a_race_without_undo_counts_no_undos() -> None:

@@ -88,6 +88,41 @@ def test_cards_seen_before_a_reconnection_are_still_checked() -> None:
     assert "WARNING" in liar.verdict and "move 1 showed" in liar.verdict
 
 
+def test_moves_after_a_reconnection_that_changed_the_board_are_not_added_to_the_check() -> None:
+    """The board after the reconnection differs from Ann's (a move's answer was lost): the
+    witness stops at the drop.  A card shown after it, added to the moves before the gap,
+    would be checked against a game missing the lost move: a false "does not match"."""
+    h = Harness()
+    code, (ann, bob), joined = h.race(Settings(game="spider", options={"suits": 1}), "Ann", "Bob")
+    wire = pick_move_showing(h, code, joined[0].you)
+    assert isinstance(h.cmd(ann, MoveCmd(seq=0, move=wire)), Moved)
+    lost = pick_move(h.hub.rooms[code].race.seats[joined[0].you].state, deals=True)  # type: ignore[union-attr]
+    assert lost is not None
+    h.cmd(ann, MoveCmd(seq=0, move=lost))
+    before_drop = [joined[0], *h.inbox[ann][:-1]]  # (the lost answer not received)
+    h.take(h.hub.disconnect(ann, h.now))
+    ann2 = h.connect()
+    snap = h.cmd(ann2, Resume(seq=0, code=code, token=joined[0].token))
+    assert isinstance(snap, Snapshot)
+    h.seqs[ann2] = itertools.count(snap.next_seq)
+    h.clear()
+    after: list[Any] = []
+    for _ in range(6):  # moves after the gap, cards shown among them
+        wire = pick_move(h.hub.rooms[code].race.seats[joined[0].you].state, deals=True)  # type: ignore[union-attr]
+        assert wire is not None
+        moved = h.cmd(ann2, MoveCmd(seq=0, move=wire))
+        assert isinstance(moved, Moved)
+        after.append(moved)
+    assert any(m.shown for m in after)
+    resign(h, ann2)
+    resign(h, bob)
+    over = h.got(ann2, RaceOver)
+    assert over
+    model = fed([*before_drop, snap, *after, *over])
+    assert model.verified is True, model.verdict
+    assert "(up to your reconnection)" in (model.verdict or "")
+
+
 def test_back_after_a_race_run_without_you_its_deal_is_not_checked_against_yours() -> None:
     """Ann away on her results; the others' rematch races without her; back, she is shown that
     race's results: her client checked her own race's witness against the new race's reveal

@@ -21,7 +21,7 @@ from client.args import Plan
 from client.cli import main as cli_main
 from client.cli import main as client_main
 from client.net import Connection, Disconnected
-from client.saved_races import races_dir, record_url, save_race
+from client.saved_races import races_dir, record_url, save_race, saved_races
 from protocol.messages import (
     JoinRoom,
     Kicked,
@@ -388,6 +388,21 @@ def test_a_races_record_is_where_its_server_publishes_it() -> None:
         "https://race.example.org/play/races/abc"
     )
     assert record_url("ws://[::1]:8765", "abc") == "http://[::1]:8765/races/abc"
+
+
+def test_the_kept_races_are_listed_the_latest_first(tmp_path: Path) -> None:
+    """`races` shows the latest races kept (the list is cut to a count): the latest first."""
+    base = one_suit_record()
+    for i, ended in enumerate((3000.0, 1000.0, 2000.0)):
+        save_race(
+            base.model_copy(update={"race_id": f"{i:012d}", "ended_at": base.started_at + ended}),
+            tmp_path,
+        )
+    assert [r.race_id for _, r in saved_races(tmp_path)] == [
+        "000000000000",
+        "000000000002",
+        "000000000001",
+    ]
 
 
 def test_kept_records_are_written_whole_and_the_oldest_go(

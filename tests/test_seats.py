@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -280,3 +281,59 @@ async def test_a_seat_released_is_forgotten_by_every_terminal_of_the_account() -
         finally:
             await cat.close()
             await eve.close()
+
+
+async def test_watch_never_takes_the_seat_saved_for_its_name() -> None:
+    """Eve's terminal closed with her seat saved; `watch` under her name in the same account
+    watches (or is refused the name): it never resumes her seat, which stays hers to take
+    back with `join`."""
+    from client.model import RaceModel
+    from client.net import ServerError
+    from client.session import Session
+    from protocol.messages import Settings
+
+    from .server_helpers import close_all, host_and_join, room_of, running_server
+
+    async with running_server() as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann"], Settings())
+        eve = Session(server.url, RaceModel(name="Eve"))
+        await eve.connect()
+        await eve.join(code, "Eve")
+        eve_id = eve.model.you
+        await eve.close()  # away, her seat saved on disk
+        assert saved_seat(server.url, code, "Eve") is not None
+        watcher = Session(server.url, RaceModel(name="Eve"))
+        try:
+            await watcher.connect()
+            with contextlib.suppress(ServerError):  # (the name taken: refused, as good)
+                await watcher.join(code, "Eve", spectate=True)
+            watching = watcher.model.you != eve_id and watcher.model.role == "spectator"
+            assert watcher.model.you is None or watching  # refused, or watching
+            assert room_of(server, code).members[eve_id].conn is None  # still away
+            assert saved_seat(server.url, code, "Eve") is not None
+        finally:
+            await watcher.close()
+            await close_all(conns)
+
+
+async def test_leaving_a_room_forgets_the_seat_saved_for_it() -> None:
+    """q leaves the room for good: the seat saved for it goes (kept, a bare join offered a
+    seat the room no longer has)."""
+    from client.model import RaceModel
+    from client.session import Session
+    from protocol.messages import Settings
+
+    from .server_helpers import close_all, host_and_join, running_server
+
+    async with running_server() as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann"], Settings())
+        eve = Session(server.url, RaceModel(name="Eve"))
+        try:
+            await eve.connect()
+            await eve.join(code, "Eve")
+            assert saved_seat(server.url, code, "Eve") is not None
+            await eve.leave()
+            assert saved_seat(server.url, code, "Eve") is None
+        finally:
+            await eve.close()
+            await close_all(conns)

@@ -927,3 +927,140 @@ async def test_a_member_removed_forgets_the_saved_seat() -> None:
         finally:
             await bob.close()
             await close_all(conns)
+
+
+async def test_a_move_whose_connection_dropped_before_its_answer_is_said_made_or_not() -> None:
+    """The line drops (not a stall given up) while a deal waits for its answer: back, the
+    welcome says whether the deal was made, as after a stall (else a deal pressed again
+    would be a second one)."""
+    from protocol.moves import DEAL
+
+    async with running_server(fast_limits()) as server, StallProxy(server.port) as proxy:
+        model = RaceModel(name="Ann")
+        ann = Session(proxy.url, model)
+        ann.remember = False
+        ann.answer_timeout = 5  # the drop comes first
+        await ann.connect()
+        await ann.create("Ann", Settings(options={"suits": 1}))
+        ann.start_events()
+        await ann.start()
+        await eventually(lambda: model.phase == "racing" and model.state is not None)
+        proxy.stall(to_client_only=True)  # the deal gets there; its answer does not
+        moving = asyncio.create_task(ann.move(DEAL))
+        seat = next(iter(room_of(server, ann.code or "").race.seats.values()))  # type: ignore[union-attr]
+        await eventually(lambda: len(seat.state.stock) == 40)
+        assert ann.conn is not None and ann.conn.ws is not None
+        ann.conn.ws.transport.abort()  # the line drops
+        assert await moving is None
+        proxy.go()
+        await eventually(lambda: ann.connected and "Your last move" in model.status, 10)
+        assert model.status.endswith("Your last move was made."), model.status
+        assert model.state is not None and len(model.state.stock) == 40
+        await ann.close()
+
+
+async def test_a_player_removed_while_the_line_was_down_is_not_joined_again() -> None:
+    """Gus's line drops and the host removes him meanwhile: his client, reconnecting, is told
+    so and stops; it does not join the room again as a new member behind the host's back."""
+    async with running_server() as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann"], Settings())
+        gus = Session(server.url, RaceModel(name="Gus"))
+        gus.remember = False
+        try:
+            await gus.connect()
+            await gus.join(code, "Gus")
+            gus.start_events()
+            gus_id = gus.model.you
+            cid = next(
+                c
+                for c, conn in server.hub.conns.items()
+                if conn.member and conn.member.name == "Gus"
+            )
+            await server.sockets[cid].close(1011, "test drop")
+            await eventually(lambda: not room_of(server, code).members[gus_id].conn)  # type: ignore[index]
+            await conns[0].request(Kick(seq=0, id=gus_id))  # type: ignore[arg-type]
+            await eventually(lambda: gus.model.phase == "kicked", timeout=10)
+            assert "removed you" in gus.model.status
+            await asyncio.sleep(1.5)  # (time for a join again, if it were tried)
+            names = [m.name for m in room_of(server, code).members.values()]
+            assert names == ["Ann"], names
+        finally:
+            await gus.close()
+            await close_all(conns)
+
+
+async def test_a_session_replaced_on_its_seat_does_not_take_it_back() -> None:
+    """Another connection took Ann's seat (her other terminal): the old session is closed
+    with 4409 and stops; reconnecting it would take the seat back and cut the other off, back
+    and forth."""
+    async with running_server(fast_limits()) as server:
+        model = RaceModel(name="Ann")
+        ann = Session(server.url, model)
+        ann.remember = False
+        await ann.connect()
+        joined = await ann.create("Ann", Settings(options={"suits": 1}))
+        ann.start_events()
+        other = Connection(server.url)
+        await other.open()
+        try:
+            snap = await other.request(Resume(seq=0, code=joined.room.code, token=joined.token))
+            assert isinstance(snap, Snapshot)
+            await eventually(lambda: model.phase == "gone", timeout=5)
+            await asyncio.sleep(1.5)  # (time for a reconnection, if it were tried)
+            assert other.closed is None  # the seat stays with the other terminal
+            assert not ann.connected
+        finally:
+            await ann.close()
+            await other.close()
+
+
+async def test_commands_after_a_resume_are_numbered_from_the_seats_next_seq() -> None:
+    """A client whose numbers are behind the seat's (another terminal, its clock ahead, used
+    the seat) takes them from the snapshot's next_seq: a move numbered below would be taken
+    for a repeat, answered again and never made."""
+    import itertools
+
+    async with running_server(fast_limits()) as server:
+        first = Session(server.url, RaceModel(name="Ann"))
+        await first.connect()
+        joined = await first.create("Ann", Settings(options={"suits": 1}))
+        code = joined.room.code
+        first.start_events()
+        await first.start()
+        await eventually(lambda: first.model.phase == "racing" and first.model.state is not None)
+        state = seat_state(server, code, joined.you)
+        assert isinstance(await first.move(from_wire(pick_move(state))), Moved)  # type: ignore[arg-type]
+        await first.close()  # the terminal is gone; the seat kept and saved
+        second = Session(server.url, RaceModel(name="Ann"))
+        second.seqs = itertools.count(1)  # its clock far behind
+        try:
+            await second.connect()
+            await second.join(code, "Ann")
+            assert second.model.phase == "racing"
+            state = seat_state(server, code, joined.you)
+            answer = await second.move(from_wire(pick_move(state)))  # type: ignore[arg-type]
+            assert isinstance(answer, Moved)
+            assert seat_state(server, code, joined.you).moves == 2
+        finally:
+            await second.close()
+
+
+@pytest.mark.parametrize("lost", [False, True])
+async def test_a_not_ready_left_without_an_answer_is_said_done_or_not(lost: bool) -> None:
+    """r pressed to be not ready as the link stalled: back, the welcome says which Ann is (told
+    "not ready" while still ready, the race would start under her)."""
+    async with running_server(fast_limits()) as server, StallProxy(server.port) as proxy:
+        model, ann, bob = await ann_stalling_bob_not(server.url, proxy.url)
+        await eventually(lambda: model.room is not None and len(model.room.members) == 2)
+        await ann.ready(True)
+        await eventually(lambda: model.me_member() is not None and model.me_member().ready)  # type: ignore[union-attr]
+        proxy.stall(drop=lost)
+        await ann.ready(False)
+        proxy.go()
+        await eventually(lambda: ann.connected and model.status.startswith("Reconnected"), 10)
+        if lost:
+            assert model.status.endswith("Your r did not reach the server: press r again.")
+        else:
+            assert model.status.endswith("You are not ready.")
+        await ann.close()
+        await bob.close()
