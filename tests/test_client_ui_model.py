@@ -618,6 +618,18 @@ def test_results_stay_when_the_room_moves_on() -> None:
     ready = room([member(1, "Ann"), member(2, "Bob", ready=True), member(3, "Cy", ready=True)])
     model.apply(RoomUpdate(room=ready))
     assert "everyone else ready: press n to start the next race" in screens.results(model).plain
+    # one away does not hold the start (the server starts without them): still said
+    away = room(
+        [
+            member(1, "Ann"),
+            member(2, "Bob", ready=True),
+            member(3, "Cy", ready=True),
+            member(4, "Dee", connected=False),
+        ]
+    )
+    model.apply(RoomUpdate(room=away))
+    assert "everyone else ready: press n to start the next race" in screens.results(model).plain
+    model.apply(RoomUpdate(room=ready))
     model.leave_results()
     lobby_text = " ".join(screens.lobby(model).plain.split())
     assert "Everyone else is ready: press r to start the race." in lobby_text
