@@ -65,9 +65,9 @@ class RaceApp(BoardApp):
         """The server this process runs (``patience-race play``), or None."""
         self.bots: list[asyncio.Task[None]] = []
         self.kick_choice: list[Member] | None = None
+        """The host pressed k in the lobby: who the next key may remove (1, 2... 0 for the 10th)."""
         self.kick_shown = 0
         """How many of :attr:`kick_choice` the question numbered."""
-        """The host pressed k in the lobby: who the next key may remove (1, 2... 0 for the 10th)."""
         self.typed_ahead: deque[str] = deque()
         """Race keys pressed while a move awaits the server's answer (at most TYPE_AHEAD)."""
         self.kept_options: dict[str, tuple[dict[str, object], str]] = {}

@@ -17,12 +17,13 @@ were made, in one process; Redis only knows *where* each room is, and lists the 
 ``PREFIX events``         pub/sub channel: each node's changes, as JSON
 
 Every node keeps in memory the map of room code -> node and the public summaries of the rooms of
-every other node (:class:`server.directory.Directory`, plain state; fed by the channel, checked against the keys every heartbeat and read in full
-now and then), so the hub, a plain synchronous state machine, answers from memory at once: a
-room held elsewhere is a ``redirect`` to its node (:meth:`Cluster.locate`), ``list_rooms`` adds
-the other nodes' public rooms (:meth:`Cluster.remote_summaries`).  The node publishes its own
-rooms by comparing the hub's rooms with what it published last, a few times a second: the hub
-is not asked to tell it anything.
+every other node (:class:`server.directory.Directory`, plain state; fed by the channel, checked
+against the keys every heartbeat and read in full now and then), so the hub, a plain synchronous
+state machine, answers from memory at once: a room held elsewhere is a ``redirect`` to its node
+(:meth:`Cluster.locate`), ``list_rooms`` adds the other nodes' public rooms
+(:meth:`Cluster.remote_summaries`). The node publishes its own rooms by comparing the hub's
+rooms with what it published last, a few times a second: the hub is not asked to tell it
+anything.
 
 A node that stops removes what is its own; a node that disappears (killed, its machine gone)
 is removed by the first other node that sees its heartbeat key expired.  A node starting joins

@@ -127,8 +127,8 @@ class Directory:
         """A change another node published (see :meth:`server.cluster.Cluster._publish`):
         ``{"node", "url", "set": {code: summary}, "del": [code], "races": [id]}``, or
         ``{"node", "bye": true}`` when it stops.  Returns the node that said goodbye (for the
-        caller to :meth:`drop` and log), else None.  A message that does not read changes
-        nothing; a node deletes only its own rooms."""
+        caller to :meth:`drop` and log), else None.  A message any part of which does not read
+        changes nothing; a node deletes only its own rooms."""
         if not isinstance(message, dict):
             return None
         node = message.get("node")
@@ -137,34 +137,35 @@ class Directory:
         if message.get("bye"):
             return node
         url = message.get("url")
-        if isinstance(url, str):
+        changed = message.get("set") or {}
+        deleted = message.get("del") or []
+        races = message.get("races") or []
+        if not (
+            (url is None or isinstance(url, str))
+            and isinstance(changed, dict)
+            and all(isinstance(c, str) and isinstance(d, str) for c, d in changed.items())
+            and isinstance(deleted, list)
+            and all(isinstance(c, str) for c in deleted)
+            and isinstance(races, list)
+            and all(isinstance(r, str) for r in races)
+        ):
+            return None
+        if url is not None:
             self.nodes[node] = url
-        changed = message.get("set")
-        if isinstance(changed, dict):
-            public = self.public.setdefault(node, {})
-            for code, doc in changed.items():
-                if not isinstance(code, str):
-                    continue
-                self.where[code] = node
-                if doc and isinstance(doc, str):
-                    public[code] = doc
-                else:
-                    public.pop(code, None)
-        deleted = message.get("del")
-        if isinstance(deleted, list):
-            public = self.public.get(node, {})
-            for code in deleted:
-                if not isinstance(code, str):
-                    continue
-                if self.where.get(code) == node:
-                    del self.where[code]
+        public = self.public.setdefault(node, {})
+        for code, doc in changed.items():
+            self.where[code] = node
+            if doc:
+                public[code] = doc
+            else:
                 public.pop(code, None)
-        races = message.get("races")
-        if isinstance(races, list):
-            for rid in races:
-                if isinstance(rid, str):
-                    self.races[rid] = node
-                    self.races.move_to_end(rid)
+        for code in deleted:
+            if self.where.get(code) == node:
+                del self.where[code]
+            public.pop(code, None)
+        for rid in races:
+            self.races[rid] = node
+            self.races.move_to_end(rid)  # (announced again: the latest, kept longest)
         while len(self.races) > KNOWN_RACES:
             self.races.popitem(last=False)
         return None

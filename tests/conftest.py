@@ -39,7 +39,11 @@ def usable_processors(
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one test process for each processor the suite may use (the count xdist
-    makes by itself ignores a container's quota: 64 processes on a share of two)."""
+    makes by itself ignores a container's quota: 64 processes on a share of two), unless
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` says how many, as xdist documents it."""
+    wanted = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "").strip()
+    if wanted.isdigit():
+        return int(wanted)
     return min(usable_processors(), MAX_WORKERS)
 
 

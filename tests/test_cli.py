@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -220,12 +221,15 @@ def test_clean_escapes_controls_and_invisible_characters() -> None:
     assert clean("Zoë 🃏 李") == "Zoë 🃏 李"
 
 
-def _closed_port() -> int:
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A port nothing listens on, held (bound, never listening: a connection is refused) for
+    the test, so that no server of a test running beside it gets it meanwhile."""
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        yield int(s.getsockname()[1])
 
 
 @pytest.mark.parametrize(
@@ -239,8 +243,8 @@ def _closed_port() -> int:
         ["bot", "K7QM-X2PF"],
     ],
 )
-def test_no_server_running_says_what_to_do(argv: list[str]) -> None:
-    url = f"ws://127.0.0.1:{_closed_port()}"
+def test_no_server_running_says_what_to_do(argv: list[str], closed_port: int) -> None:
+    url = f"ws://127.0.0.1:{closed_port}"
     done = subprocess.run(
         [sys.executable, "-m", "client.cli", *argv, "--server", url],
         stdin=subprocess.DEVNULL,

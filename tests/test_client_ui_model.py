@@ -2264,7 +2264,7 @@ def test_the_question_of_whom_to_remove_numbers_only_the_names_it_shows_whole() 
         question, shown = screens.kick_question(people, width)
         lines = wrap_cells(question, width, 3)
         assert len(lines) <= 2 and not lines[-1].endswith("…"), (width, lines)
-        assert 1 <= shown < 10 and f"k: the next {min(10, 12 - shown)}" in question
+        assert 1 <= shown < 10 and f"; k: {12 - shown} more;" in question
         assert f"{PILE_KEYS[shown - 1]}: Someone With A Long Name {shown - 1}" in question
         assert f"Name {shown}," not in question and f"Name {shown};" not in question
     assert "4: Someone With A Long Name 3 (watching)" in screens.kick_question(people, 200)[0]

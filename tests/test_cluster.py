@@ -678,10 +678,9 @@ async def test_after_redis_restarts_empty_no_live_node_is_logged_removed(
         assert node1.cluster is not None and node2.cluster is not None
 
         async def both_known() -> bool:
-            return (
-                "node2" in node1.cluster.directory.nodes
-                and "node1" in node2.cluster.directory.nodes
-            )  # type: ignore[union-attr]
+            one, two = node1.cluster, node2.cluster
+            assert one is not None and two is not None
+            return "node2" in one.directory.nodes and "node1" in two.directory.nodes
 
         await eventually(both_known, 5, "the nodes know each other")
         if how == "flushall":

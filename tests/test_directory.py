@@ -87,19 +87,25 @@ def test_a_full_read_replaces_what_a_node_holds() -> None:
 
 
 def test_messages_that_do_not_read_change_nothing() -> None:
+    """Not even their parts that do read: a node's URL beside a summary that is no text."""
     directory = Directory()
     for message in (
         None, [], "text", {"url": "ws://x/"}, {"node": 3}, {"node": "b", "set": ["ROOM0000"]},
-        {"node": "b", "set": {"ROOM0000": 5}, "del": "ROOM0000", "races": {"r": 1}},
+        {"node": "b", "url": "ws://b/", "set": {"ROOM0000": 5}},
+        {"node": "b", "url": "ws://b/", "del": "ROOM0000"},
+        {"node": "b", "url": "ws://b/", "del": [7]},
+        {"node": "b", "url": "ws://b/", "races": {"r": 1}},
+        {"node": "b", "url": 5, "set": {"ROOM0000": ""}},
     ):  # fmt: skip
         assert directory.apply(message) is None
-    assert directory.locate("ROOM0000", 0.0) is None  # b's URL is not known
-    assert directory.remote_summaries(10) == [] and directory.races == {}
+    assert directory == Directory()
 
 
 def test_the_races_remembered_are_the_latest_ones() -> None:
     directory = Directory(nodes={"b": "ws://b/"})
-    directory.apply({"node": "b", "races": ["first"]})
+    directory.apply({"node": "b", "races": ["again", "first"]})
+    directory.apply({"node": "b", "races": ["again"]})  # announced again: the latest now
+    assert list(directory.races) == ["first", "again"]
     directory.apply({"node": "b", "races": [f"r{i}" for i in range(KNOWN_RACES)]})
     assert len(directory.races) == KNOWN_RACES
     assert directory.locate_race("first") is None

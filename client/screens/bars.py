@@ -214,14 +214,14 @@ def stuck_with_undo(model: RaceModel) -> bool:
 def kick_question(people: list[tuple[str, bool]], width: int) -> tuple[str, int]:
     """The host's "remove whom?" for ``people`` (name, whether watching), and how many of them
     it numbers: as many as the status line's two lines of ``width`` cells show whole, up to ten
-    (keys 1 to 0), at least one; ``k`` for the next ones.  ("1: Amy, 2: Bob": a name holds no
+    (keys 1 to 0), at least one; ``k`` for the others (``k: 5 more``).  ("1: Amy, 2: Bob": a name holds no
     comma or colon, so "Cat, 1 Troll" cannot pass for two: a text trial.)"""
     for shown in range(min(10, len(people)), 0, -1):
         names = ", ".join(
             f"{PILE_KEYS[i]}: {safe(name)}" + (" (watching)" if watching else "")
             for i, (name, watching) in enumerate(people[:shown])
         )
-        more = f"; k: the next {min(10, len(people) - shown)}" if len(people) > shown else ""
+        more = f"; k: {len(people) - shown} more" if len(people) > shown else ""
         question = f"Remove whom from the room? {names}{more}; any other key: nobody."
         if shown == 1 or len(wrap_cells(question, width, 3)) <= 2:
             return question, shown
