@@ -56,6 +56,24 @@ def tampered(events: list[Any]) -> list[Any]:
     return out
 
 
+def answer_lost_then_resumed(
+    h: Harness, code: str, cid: int, joined: Any
+) -> tuple[list[Any], int, Snapshot]:
+    """A move whose answer is lost with the connection, then the seat resumed on another: what
+    the player had received before the drop, the new connection, and its snapshot."""
+    lost = pick_move(h.hub.rooms[code].race.seats[joined.you].state, deals=True)  # type: ignore[union-attr]
+    assert lost is not None
+    h.cmd(cid, MoveCmd(seq=0, move=lost))
+    before_drop = [joined, *h.inbox[cid][:-1]]  # (the lost answer not received)
+    h.take(h.hub.disconnect(cid, h.now))
+    again = h.connect()
+    snap = h.cmd(again, Resume(seq=0, code=code, token=joined.token))
+    assert isinstance(snap, Snapshot)
+    h.seqs[again] = itertools.count(snap.next_seq)  # the seat's commands go on from there
+    h.clear()
+    return before_drop, again, snap
+
+
 def test_cards_seen_before_a_reconnection_are_still_checked() -> None:
     h = Harness()
     settings = Settings(game="spider", options={"suits": 1}, deal_number=1)
@@ -65,16 +83,7 @@ def test_cards_seen_before_a_reconnection_are_still_checked() -> None:
     answer = h.cmd(ann, MoveCmd(seq=0, move=wire))
     assert isinstance(answer, Moved) and answer.shown, answer
     # another move, whose answer is lost with the connection
-    lost = pick_move(h.hub.rooms[code].race.seats[joined[0].you].state, deals=True)  # type: ignore[union-attr]
-    assert lost is not None
-    h.cmd(ann, MoveCmd(seq=0, move=lost))
-    before_drop = [joined[0], *h.inbox[ann][:-1]]  # (the lost answer not received)
-    h.take(h.hub.disconnect(ann, h.now))
-    ann2 = h.connect()
-    snap = h.cmd(ann2, Resume(seq=0, code=code, token=joined[0].token))
-    assert isinstance(snap, Snapshot)
-    h.seqs[ann2] = itertools.count(snap.next_seq)  # the seat's commands go on from there
-    h.clear()
+    before_drop, ann2, snap = answer_lost_then_resumed(h, code, ann, joined[0])
     resign(h, ann2)
     resign(h, bob)
     over = h.got(ann2, RaceOver)
@@ -96,16 +105,7 @@ def test_moves_after_a_reconnection_that_changed_the_board_are_not_added_to_the_
     code, (ann, bob), joined = h.race(Settings(game="spider", options={"suits": 1}), "Ann", "Bob")
     wire = pick_move_showing(h, code, joined[0].you)
     assert isinstance(h.cmd(ann, MoveCmd(seq=0, move=wire)), Moved)
-    lost = pick_move(h.hub.rooms[code].race.seats[joined[0].you].state, deals=True)  # type: ignore[union-attr]
-    assert lost is not None
-    h.cmd(ann, MoveCmd(seq=0, move=lost))
-    before_drop = [joined[0], *h.inbox[ann][:-1]]  # (the lost answer not received)
-    h.take(h.hub.disconnect(ann, h.now))
-    ann2 = h.connect()
-    snap = h.cmd(ann2, Resume(seq=0, code=code, token=joined[0].token))
-    assert isinstance(snap, Snapshot)
-    h.seqs[ann2] = itertools.count(snap.next_seq)
-    h.clear()
+    before_drop, ann2, snap = answer_lost_then_resumed(h, code, ann, joined[0])
     after: list[Any] = []
     for _ in range(6):  # moves after the gap, cards shown among them
         wire = pick_move(h.hub.rooms[code].race.seats[joined[0].you].state, deals=True)  # type: ignore[union-attr]

@@ -22,7 +22,11 @@ from client.net import Connection, ServerError
 from client.session import Session
 from protocol.codec import encode
 from protocol.messages import (
+    PROTOCOL_VERSION,
+    Command,
     CreateRoom,
+    Hello,
+    JoinRoom,
     ListRooms,
     MoveCmd,
     Moved,
@@ -37,6 +41,7 @@ from protocol.messages import (
     WireMove,
     from_wire,
 )
+from server.hub import Hub
 from server.limits import Limits
 from server.store import Store
 
@@ -827,6 +832,15 @@ async def test_forget_rooms_ends_the_races_a_restored_backup_would_bring_back(
     assert not (tmp_path / "typo.sqlite3").exists()
 
 
+def hub_session(hub: Hub, now: float, first: Command) -> int:
+    """A connection to ``hub`` (no socket: the state machine alone), its hello, then ``first``."""
+    cid = hub.connect(now)
+    assert cid is not None
+    hub.handle(cid, Hello(seq=0, version=PROTOCOL_VERSION), now)
+    hub.handle(cid, first, now)
+    return cid
+
+
 @pytest.mark.parametrize("drain", [False, True])
 @pytest.mark.parametrize("step_s", [3600.0, -600.0])
 def test_a_step_of_the_wall_clock_is_charged_to_no_race_after_a_restart(
@@ -835,8 +849,6 @@ def test_a_step_of_the_wall_clock_is_charged_to_no_race_after_a_restart(
     """The wall clock stepped an hour forward (NTP, an operator), then a crash: the restored race
     counted its time from the wall clock and ended as time up at once (a backward step gave the
     racers back their time; a cluster trial).  The races follow a step while the server runs."""
-    from protocol.messages import PROTOCOL_VERSION, CreateRoom, Hello, JoinRoom, Ready
-    from server.hub import Hub
 
     store = Store(str(tmp_path / "races.sqlite3"))
     wall = [1_700_000_000.0]
@@ -849,17 +861,10 @@ def test_a_step_of_the_wall_clock_is_charged_to_no_race_after_a_restart(
         now += seconds
         wall[0] += seconds
 
-    def session(first: object) -> int:
-        cid = hub.connect(now)
-        assert cid is not None
-        hub.handle(cid, Hello(seq=0, version=PROTOCOL_VERSION), now)
-        hub.handle(cid, first, now)  # type: ignore[arg-type]
-        return cid
-
     settings = Settings(mode="score", time_limit=600)
-    ann = session(CreateRoom(seq=1, name="Ann", settings=settings))
+    ann = hub_session(hub, now, CreateRoom(seq=1, name="Ann", settings=settings))
     code = hub.conns[ann].room.code  # type: ignore[union-attr]
-    bob = session(JoinRoom(seq=1, code=code, name="Bob"))
+    bob = hub_session(hub, now, JoinRoom(seq=1, code=code, name="Bob"))
     for cid in (ann, bob):
         hub.handle(cid, Ready(seq=2), now)
     for _ in range(30):  # the countdown, then 30 s of the race, a tick each second
@@ -897,24 +902,15 @@ def test_a_lobby_brought_back_waits_the_grace_for_its_players_not_only_abandoned
     to come back (their clients try again every few seconds), not only ``abandoned_s``, the
     while a lobby everyone left gets on a server that ran on (with the defaults, 60 s and
     30 s: a lobby brought back closed half-way through its players' grace)."""
-    from protocol.messages import PROTOCOL_VERSION, CreateRoom, Hello, JoinRoom
-    from server.hub import Hub
 
     store = Store(str(tmp_path / "races.sqlite3"))
     limits = Limits(grace_s=60.0, abandoned_s=30.0)
     now = 1000.0
     hub = Hub(limits, store=store, wall=lambda: 1_700_000_000.0 + now)
 
-    def session(first: object) -> int:
-        cid = hub.connect(now)
-        assert cid is not None
-        hub.handle(cid, Hello(seq=0, version=PROTOCOL_VERSION), now)
-        hub.handle(cid, first, now)  # type: ignore[arg-type]
-        return cid
-
-    ann = session(CreateRoom(seq=1, name="Ann", settings=Settings()))
+    ann = hub_session(hub, now, CreateRoom(seq=1, name="Ann", settings=Settings()))
     code = hub.conns[ann].room.code  # type: ignore[union-attr]
-    session(JoinRoom(seq=1, code=code, name="Bob"))
+    hub_session(hub, now, JoinRoom(seq=1, code=code, name="Bob"))
     store.commit()
     try:
         # a crash, and the server back a moment later (another process: another clock)
@@ -937,8 +933,6 @@ def test_the_times_of_the_moves_come_back_after_a_restart(tmp_path: Path) -> Non
     """Each move is stored with its race time: after a restart the seats' times are those of
     their moves (what score mode breaks ties by, the record shows, and the idle limit counts
     from), not the start's."""
-    from protocol.messages import PROTOCOL_VERSION, CreateRoom, Hello, JoinRoom, MoveCmd, Ready
-    from server.hub import Hub
 
     from .server_helpers import pick_move
 
@@ -948,17 +942,10 @@ def test_the_times_of_the_moves_come_back_after_a_restart(tmp_path: Path) -> Non
     hub = Hub(limits, store=store, wall=lambda: 1_700_000_000.0 + now)
     seqs = iter(range(10, 100))
 
-    def session(first: object) -> int:
-        cid = hub.connect(now)
-        assert cid is not None
-        hub.handle(cid, Hello(seq=0, version=PROTOCOL_VERSION), now)
-        hub.handle(cid, first, now)  # type: ignore[arg-type]
-        return cid
-
     settings = Settings(mode="score", time_limit=600)
-    ann = session(CreateRoom(seq=1, name="Ann", settings=settings))
+    ann = hub_session(hub, now, CreateRoom(seq=1, name="Ann", settings=settings))
     code = hub.conns[ann].room.code  # type: ignore[union-attr]
-    bob = session(JoinRoom(seq=1, code=code, name="Bob"))
+    bob = hub_session(hub, now, JoinRoom(seq=1, code=code, name="Bob"))
     for cid in (ann, bob):
         hub.handle(cid, Ready(seq=2), now)
     now += 0.2
