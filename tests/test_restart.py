@@ -841,6 +841,17 @@ def hub_session(hub: Hub, now: float, first: Command) -> int:
     return cid
 
 
+def both_ready(hub: Hub, now: float, settings: Settings) -> tuple[int, int, str]:
+    """Ann's room and Bob in it, both ready (its countdown started): their connections and the
+    room's code."""
+    ann = hub_session(hub, now, CreateRoom(seq=1, name="Ann", settings=settings))
+    code = hub.conns[ann].room.code  # type: ignore[union-attr]
+    bob = hub_session(hub, now, JoinRoom(seq=1, code=code, name="Bob"))
+    for cid in (ann, bob):
+        hub.handle(cid, Ready(seq=2), now)
+    return ann, bob, code
+
+
 @pytest.mark.parametrize("drain", [False, True])
 @pytest.mark.parametrize("step_s", [3600.0, -600.0])
 def test_a_step_of_the_wall_clock_is_charged_to_no_race_after_a_restart(
@@ -861,12 +872,7 @@ def test_a_step_of_the_wall_clock_is_charged_to_no_race_after_a_restart(
         now += seconds
         wall[0] += seconds
 
-    settings = Settings(mode="score", time_limit=600)
-    ann = hub_session(hub, now, CreateRoom(seq=1, name="Ann", settings=settings))
-    code = hub.conns[ann].room.code  # type: ignore[union-attr]
-    bob = hub_session(hub, now, JoinRoom(seq=1, code=code, name="Bob"))
-    for cid in (ann, bob):
-        hub.handle(cid, Ready(seq=2), now)
+    *_, code = both_ready(hub, now, Settings(mode="score", time_limit=600))
     for _ in range(30):  # the countdown, then 30 s of the race, a tick each second
         at(1.0)
         hub.tick(now)
@@ -942,12 +948,7 @@ def test_the_times_of_the_moves_come_back_after_a_restart(tmp_path: Path) -> Non
     hub = Hub(limits, store=store, wall=lambda: 1_700_000_000.0 + now)
     seqs = iter(range(10, 100))
 
-    settings = Settings(mode="score", time_limit=600)
-    ann = hub_session(hub, now, CreateRoom(seq=1, name="Ann", settings=settings))
-    code = hub.conns[ann].room.code  # type: ignore[union-attr]
-    bob = hub_session(hub, now, JoinRoom(seq=1, code=code, name="Bob"))
-    for cid in (ann, bob):
-        hub.handle(cid, Ready(seq=2), now)
+    ann, bob, code = both_ready(hub, now, Settings(mode="score", time_limit=600))
     now += 0.2
     hub.tick(now)
     race = hub.rooms[code].race
