@@ -278,8 +278,11 @@ class Store:
             if self.path != ":memory:":
                 bad = db.execute("PRAGMA quick_check(1)").fetchone()[0]
                 if bad != "ok":
+                    # on one line, as every other refusal (SQLite's answer has a line for the
+                    # database and one for the page: a mutation trial)
+                    said = " ".join(str(bad).replace("*** in database main ***", "").split())
                     raise StoreError(
-                        f"{self.path} is damaged ({bad}): restore a backup, or move it aside"
+                        f"{self.path} is damaged ({said[:200]}): restore a backup, or move it aside"
                     )
         if self.readonly:
             self.empty = version == 0 and not tables

@@ -296,6 +296,21 @@ async def test_a_failing_solver_is_retried_ever_less_often_and_counted(
     assert "patience_race_certified_ready 0" in text
 
 
+async def test_the_certify_counts_add_up_to_the_deals_tried() -> None:
+    """Won, not won and failed are three parts of the deals tried: a failure is not also
+    counted as a deal the solver did not win (an alert on not_won fired for a crashing one)."""
+    pool = DealPool(size=1, seconds=1, prefill=False)
+    try:
+        async with running_server(pool=pool) as server:
+            pool.tried, pool.certified, pool.failed = 6, 2, 1
+            text = server.metrics_text()
+    finally:
+        await pool.stop()
+    assert 'patience_race_certify_total{result="won"} 2' in text
+    assert 'patience_race_certify_total{result="not_won"} 3' in text
+    assert 'patience_race_certify_total{result="failed"} 1' in text
+
+
 async def test_a_solver_out_of_time_is_a_warning_without_a_traceback(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -565,6 +565,18 @@ async def test_http_records_have_an_etag_and_are_immutable() -> None:
         assert before - after > 8 * 1024  # (less what refilled meanwhile)
 
 
+async def test_a_record_whose_etag_does_not_match_is_sent_whole() -> None:
+    """``If-None-Match`` with another tag (a copy from before an upgrade changed the encoding,
+    another race's) is answered with the record, not a 304 that keeps the wrong copy."""
+    async with running_server() as server:
+        record = await finished_record(server)
+        status, headers, body = await http_get(server, f"/races/{record.race_id}")
+        assert status == 200
+        stale = [("If-None-Match", '"' + "0" * 32 + '"')]
+        again = await http_get(server, f"/races/{record.race_id}", send=stale)
+        assert again[0] == 200 and again[2] == body and again[1]["etag"] == headers["etag"]
+
+
 async def test_the_record_cache_is_bounded_by_bytes_and_the_budget_refills() -> None:
     async with running_server() as server:
         await finished_record(server)
@@ -584,6 +596,44 @@ async def test_the_record_cache_is_bounded_by_bytes_and_the_budget_refills() -> 
     assert not budget.take("a", 10, 1.0) and budget.take("b", 10, 1.0)
     assert budget.wait_s("a", 1.0) >= 39
     assert budget.take("a", 10, 41.0)
+
+
+async def test_the_record_cache_keeps_the_records_read_last_and_one_too_big_pushes_none_out() -> (
+    None
+):
+    """Least recently *read* goes first (a record fetched again and again stays, however many
+    others pass through), and a record bigger than the whole cache is served without emptying
+    it of every other."""
+    async with running_server() as server:
+        await finished_record(server)
+    records = {f"r{i:011d}": big_record(f"r{i:011d}", moves=50) for i in range(5)}
+    records["huge00000000"] = big_record("huge00000000", moves=5000)
+    one = RecordCache(10**9).lookup("r00000000000", records).size  # type: ignore[union-attr]
+    cache = RecordCache(one * 3)
+    for race_id in ("r00000000000", "r00000000001", "r00000000002"):
+        cache.lookup(race_id, records)
+    cache.lookup("r00000000000", records)  # read again: the newest
+    cache.lookup("r00000000003", records)  # one goes: the least recently read, r...1
+    assert list(cache.entries) == ["r00000000002", "r00000000000", "r00000000003"]
+    hits = cache.hits
+    assert cache.lookup("huge00000000", records) is not None
+    assert list(cache.entries) == ["r00000000002", "r00000000000", "r00000000003"]
+    assert cache.bytes == 3 * one
+    cache.lookup("r00000000000", records)
+    assert cache.hits == hits + 1
+
+
+def test_an_address_owing_record_bytes_is_not_forgotten_when_the_table_fills() -> None:
+    """Past ``max_addresses`` the full buckets are forgotten (a forgotten address starts full:
+    the same thing); one still owing bytes is kept, or a client with many addresses could wipe
+    its own debt."""
+    budget = ByteBudget(rate=100.0, burst=1000, max_addresses=3)
+    assert budget.take("a", 50_000, 0.0)  # owes 49,000 bytes: 490 s to refill
+    assert budget.take("b", 10, 0.0) and budget.take("c", 10, 0.0)
+    for i in range(10):  # new addresses, the table full: it is pruned
+        budget.take(f"new{i}", 10, 100.0 + i)
+    assert not budget.open("a", 120.0) and not budget.take("a", 10, 120.0)
+    assert budget.wait_s("a", 120.0) > 300
 
 
 # -- 4. half-open connections --------------------------------------------------------------------

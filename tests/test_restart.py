@@ -69,12 +69,14 @@ class ServerProcess:
         self.url = ""
 
     async def start(self, nohup: bool = False) -> str:
-        """Start it (``nohup``: with SIGHUP ignored, as ``nohup`` starts a program)."""
+        """Start it (``nohup``: with SIGHUP ignored, as ``nohup`` starts a program; else with
+        SIGHUP as a terminal leaves it, whatever the tests were started with: under ``nohup``
+        the server inherited it ignored, and the test of SIGHUP failed: a mutation trial)."""
         args = ["--port", str(self.port), "--db", str(self.db), "--countdown-ms", "50"]
         args += ["--log-format", "json", "--grace", "30"]
 
-        def ignore_hup() -> None:
-            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        def hup() -> None:
+            signal.signal(signal.SIGHUP, signal.SIG_IGN if nohup else signal.SIG_DFL)
 
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -84,7 +86,7 @@ class ServerProcess:
             cwd=ROOT,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
-            preexec_fn=ignore_hup if nohup else None,
+            preexec_fn=hup,
         )
         assert self.proc.stderr is not None
         while True:
@@ -385,6 +387,36 @@ async def test_a_player_out_as_stuck_is_still_out_after_a_restart(tmp_path: Path
         assert race is not None
         assert race.seats[ann].status == "stuck" and race.seats[ann].finish_ms == finish
         assert race.seats[joined[1].you].status == "playing"
+
+
+@pytest.mark.parametrize("damage", ["salt", "gap"])
+async def test_a_live_race_whose_deal_or_moves_do_not_check_out_is_not_brought_back(
+    tmp_path: Path, damage: str
+) -> None:
+    """A kept race is dealt again only if its number and salt make its commitment (else the
+    players would race on a deal other than the one they were promised), and its moves are
+    replayed only if none is missing (a gap would give a seat a board it never had)."""
+    db = tmp_path / "races.sqlite3"
+    async with server_on(db) as server:
+        conns, code, _joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        starts = await start_race(conns)
+        for _ in range(3):
+            await move(conns[0], "deal")
+        await close_all(conns)
+    fix = sqlite3.connect(db)
+    if damage == "salt":
+        doc = json.loads(
+            fix.execute("SELECT doc FROM live_rooms WHERE code = ?", (code,)).fetchone()[0]
+        )
+        doc["race"]["salt"] = doc["race"]["salt"][::-1]
+        fix.execute("UPDATE live_rooms SET doc = ? WHERE code = ?", (json.dumps(doc), code))
+    else:
+        fix.execute("DELETE FROM moves WHERE race_id = ? AND idx = 1", (starts[0].race_id,))
+    fix.commit()
+    fix.close()
+    async with server_on(db) as again:
+        assert code not in again.hub.rooms
+        assert again.hub.metrics["rooms_lost"] == 1
 
 
 async def test_a_race_that_cannot_go_on_is_closed_with_its_reveal(tmp_path: Path) -> None:

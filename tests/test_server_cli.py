@@ -246,6 +246,54 @@ def test_zero_stays_valid_where_it_means_something(monkeypatch: pytest.MonkeyPat
     )
 
 
+def test_every_limit_flag_reaches_the_servers_limits() -> None:
+    """A flag parsed and checked but not handed on is silently the default: ``--max-db-mb``
+    and ``--keep-days`` decide what the server deletes."""
+    from server.cli import limits_from_args
+
+    args = build_parser().parse_args(
+        [
+            *("--grace", "7", "--countdown-ms", "1500", "--max-rooms", "11"),
+            *("--max-rooms-per-address", "3", "--rooms-per-minute", "6"),
+            *("--joins-per-minute", "12", "--resumes-per-minute", "18"),
+            *("--races-per-minute", "24", "--connects-per-second", "2.5"),
+            *("--max-connections", "77", "--max-per-address", "5", "--rate", "9"),
+            *("--burst", "13", "--idle-timeout", "33", "--race-idle", "44"),
+            *("--progress-ms", "250", "--keep-days", "3.5", "--max-db-mb", "123"),
+            *("--slow-timeout", "21", "--open-timeout", "8", "--record-rate", "64"),
+        ]
+    )
+    limits = limits_from_args(args)
+    assert (limits.keep_days, limits.max_db_mb) == (3.5, 123)
+    assert (limits.grace_s, limits.countdown_ms, limits.max_rooms) == (7, 1500, 11)
+    assert limits.max_rooms_per_address == 3
+    assert (limits.room_create_rate, limits.join_rate) == (6 / 60, 12 / 60)
+    assert (limits.resume_rate, limits.race_rate) == (18 / 60, 24 / 60)
+    assert (limits.connect_rate, limits.max_connections, limits.max_per_address) == (2.5, 77, 5)
+    assert (limits.rate, limits.burst, limits.idle_timeout_s, limits.race_idle_s) == (9, 13, 33, 44)
+    assert limits.progress_interval_s == 0.25
+    assert (limits.slow_timeout_s, limits.open_timeout_s) == (21, 8)
+    assert (limits.record_rate, limits.record_burst) == (64 * 1024, 64 * 4096)
+
+
+def test_the_trusted_proxies_flag_reaches_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Behind a proxy not handed on, every player is the proxy's address: one budget for all
+    of them, and the logs name nobody."""
+    import server.cli
+
+    given: dict[str, object] = {}
+
+    async def serve(*args: object) -> int:
+        given["proxies"] = args[5]
+        return 0
+
+    monkeypatch.setattr(server.cli, "serve", serve)
+    monkeypatch.setattr(server.cli, "setup_logging", lambda *a: None)
+    flags = ["--trusted-proxies", "127.0.0.1, 10.1.0.0/16", "--certified-deals", "0"]
+    assert main([*flags, "--db", ":memory:"]) == 0
+    assert [p.strip() for p in given["proxies"]] == ["127.0.0.1", "10.1.0.0/16"]  # type: ignore[attr-defined]
+
+
 def test_a_node_named_after_a_host_with_capitals_is_taken_in_lower_case() -> None:
     """The systemd template names a node %H-%i: a host called Web1 is node web1-01, at
     /n/web1-01/ (node names are lower-case)."""

@@ -160,6 +160,30 @@ def test_the_refusal_log_is_bounded() -> None:
         logger.removeHandler(handler)
 
 
+def test_the_lines_owed_go_to_the_addresses_refused_most() -> None:
+    """A flush writes at most OWED_LINES lines: those of the addresses refused most since their
+    last line, so that the worst abuser is never the one left out of fail2ban's view."""
+    logger = logging.getLogger("patience_race.test_owed")
+    handler = Lines()
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        log = RefusalLog(logger, every_s=60, addresses=100, per_second=5)
+        addresses = [f"198.51.100.{i}" for i in range(OWED_LINES + 2)]
+        for i, address in enumerate(addresses):
+            assert log.note(address, "flooding", float(i), 4429)  # its line
+            for k in range(i + 1):  # then i + 1 more within the minute: counted
+                assert not log.note(address, "flooding", 10.0 + k / 100, 4429)
+        handler.fields.clear()
+        log.flush(100.0)
+        written = {f["address"]: f["count"] for f in handler.fields}
+        assert len(written) == OWED_LINES
+        assert written == {a: i + 1 for i, a in enumerate(addresses)
+                           if i >= len(addresses) - OWED_LINES}  # fmt: skip
+    finally:
+        logger.removeHandler(handler)
+
+
 async def test_a_record_fetch_over_the_budget_is_logged(lines: Lines) -> None:
     from .server_helpers import http_get
     from .test_server_ops import finished_race
@@ -205,6 +229,25 @@ async def test_a_private_room_is_logged_by_a_label_that_does_not_give_its_code(
     assert ("room_created", second) in runs[1]
     assert {room for _, room in runs[1]} == {first, second}
     assert log_label("K7QMX2PF", False, key) == "K7QM-X2PF"  # a public room: its code
+
+
+async def test_no_line_carries_a_seats_token(lines: Lines) -> None:
+    """A seat's token is what takes the seat back: players join, one resumes on a new
+    connection, a race starts and they go; no field of any line holds a token."""
+    from client.net import Connection
+    from protocol.messages import Resume
+
+    async with running_server() as server:
+        conns, code, joined = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        await conns[1].close()
+        async with Connection(server.url) as again:
+            await again.request(Resume(seq=0, code=code, token=joined[1].token))
+            await start_race([conns[0], again])
+        await close_all(conns)
+    assert lines.events("resumed") and lines.events("race_started")
+    logged = repr(lines.fields)
+    tokens = [j.token for j in joined]
+    assert all(t and t not in logged for t in tokens)
 
 
 async def test_a_settings_change_says_what_changed_and_a_removal_who_removed(

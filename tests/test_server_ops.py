@@ -92,6 +92,20 @@ async def finished_race(
 # -- HTTP ---------------------------------------------------------------------------------------
 
 
+async def test_a_head_request_is_answered_with_the_headers_alone() -> None:
+    """HEAD's answer says the body's length and sends none (a body after it is read by a
+    client keeping the connection as the start of its next answer)."""
+    async with running_server() as server:
+        for path in ("/healthz", "/metrics"):
+            reader, writer = await asyncio.open_connection(server.host, server.port)
+            writer.write(f"HEAD {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+            answer = await asyncio.wait_for(reader.read(), 5)
+            writer.close()
+            head, _, body = answer.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200") and b"Content-Length: " in head, answer
+            assert body == b"", path
+
+
 async def test_healthz_and_a_draining_server() -> None:
     async with running_server() as server:
         status, _headers, body = await http_get(server, "/healthz")
@@ -383,6 +397,52 @@ async def test_a_restart_keeps_finished_races_exportable(
     assert server_main(["--export", "nosuchrace", "--db", str(db)]) == 1
     assert "nosuchrace" in capsys.readouterr().err
     assert server_main(["--export", over.race_id, "--db", ":memory:"]) == 2
+
+
+async def test_a_race_still_running_is_not_served_or_exported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A race under way has a row and no record yet: its id is answered as any unknown one
+    (404, race_not_found, exit 1), not with a server error, while its players race on."""
+    db = tmp_path / "races.sqlite3"
+    async with running_server(store=Store(db)) as server:
+        conns, code, _ = await host_and_join(server.url, ["Ann", "Bob"], Settings())
+        try:
+            await start_race(conns)
+            race = room_of(server, code).race
+            assert race is not None
+            status, _headers, body = await http_get(server, f"/races/{race.race_id}")
+            assert (status, body) == (404, b"no finished race with that id\n")
+            with pytest.raises(ServerError) as missing:
+                await conns[0].request(GetRace(seq=0, race_id=race.race_id))
+            assert missing.value.code == "race_not_found"
+            capsys.readouterr()
+            assert server_main(["--export", race.race_id, "--db", str(db)]) == 1
+            assert race.race_id in capsys.readouterr().err
+            await move(conns[0], "resign")  # the race goes on
+        finally:
+            await close_all(conns)
+
+
+def test_list_races_shows_the_latest_races_newest_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--list-races N`` is the N races started last, the newest first (an operator looks
+    for the race just played, not the first one the file ever kept)."""
+    db = tmp_path / "races.sqlite3"
+    store = Store(db)
+    with store.db:
+        for rid, started in (("old", 1000.0), ("newest", 3000.0), ("middle", 2000.0)):
+            store.db.execute(
+                "INSERT INTO races(id, room, settings, commitment, started_at) "
+                "VALUES (?, 'ROOMCODE', '{}', 'c', ?)",
+                (rid, started),
+            )
+    store.close()
+    capsys.readouterr()
+    assert server_main(["--list-races", "2", "--db", str(db)]) == 0
+    listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["id"] for r in listed] == ["newest", "middle"]
 
 
 async def test_replay_checks_an_exported_race(

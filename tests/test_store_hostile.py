@@ -70,6 +70,14 @@ def damaged(path: Path, how: str) -> None:
         db.execute("CREATE TABLE races (id INTEGER PRIMARY KEY, horse TEXT, odds REAL)")
         db.commit()
         db.close()
+    elif how == "foreign_with_meta":
+        # another program's database that happens to have a table named and shaped as one of
+        # ours (a key-value ``meta`` is common): still not ours
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("CREATE TABLE races (id INTEGER PRIMARY KEY, horse TEXT, odds REAL)")
+        db.commit()
+        db.close()
     elif how == "newer":
         a_database_with_races(path, 1)
         db = sqlite3.connect(path)
@@ -84,6 +92,7 @@ def damaged(path: Path, how: str) -> None:
         ("garbage", "not a database this server can read"),
         ("truncated", "damaged"),
         ("foreign", "not a patience-race database"),
+        ("foreign_with_meta", "not a patience-race database"),
         ("newer", "newer version"),
     ],
 )
@@ -203,6 +212,56 @@ def test_a_newer_database_is_refused_by_the_store(tmp_path: Path) -> None:
         Store(tmp_path / "x.sqlite3")
 
 
+def test_a_database_one_version_newer_is_refused_too(tmp_path: Path) -> None:
+    """The next version's database (the one an operator rolling back meets) is refused as any
+    newer one, by the server and by the offline commands, and left as it was."""
+    path = tmp_path / "races.sqlite3"
+    a_database_with_races(path, 1)
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="newer version"):
+        Store(path)
+    with pytest.raises(StoreError, match="newer version"):
+        Store(path, readonly=True)
+    assert path.read_bytes() == before
+
+
+def test_a_database_with_a_damaged_page_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    """A file whose header and schema read well but one of whose pages is garbage (a disk
+    error) is refused at start, not at the first move that reaches that page."""
+    path = tmp_path / "races.sqlite3"
+    a_database_with_races(path, 50)
+    data = bytearray(path.read_bytes())
+    page = 4096
+    middle = len(data) // page // 2
+    data[middle * page : middle * page + 100] = b"\xff" * 100
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreError) as refused:
+        Store(path)
+    assert str(path) in str(refused.value) and "is damaged" in str(refused.value)
+    done = run_server(path)
+    assert done.returncode == 2 and "is damaged" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr  # one line, no traceback
+
+
+def test_a_database_missing_one_of_its_tables_is_refused(tmp_path: Path) -> None:
+    """A versioned database that lost a table (dropped by hand, a partial restore) is said to be
+    damaged at start: no race would be written to it."""
+    path = tmp_path / "races.sqlite3"
+    a_database_with_races(path, 2, moves=1)
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE race_players")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError) as refused:
+        Store(path)
+    said = str(refused.value)
+    assert str(path) in said and "missing its tables race_players" in said and "damaged" in said
+
+
 def test_old_races_are_deleted_and_the_space_given_back(tmp_path: Path) -> None:
     path = tmp_path / "races.sqlite3"
     a_database_with_races(path, 300)
@@ -226,6 +285,40 @@ def test_old_races_are_deleted_and_the_space_given_back(tmp_path: Path) -> None:
         store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         shrunk = path.stat().st_size
         assert shrunk < size * 0.4, (size, shrunk)
+    finally:
+        store.close()
+
+
+def test_the_size_held_against_the_cap_leaves_out_free_pages(tmp_path: Path) -> None:
+    """A file made before incremental vacuum keeps its freed pages until an offline VACUUM:
+    counted as data, ``--max-db-mb`` would go on deleting every race, the newest too."""
+    path = tmp_path / "races.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA_V1)  # no auto_vacuum: the pages freed stay in the file
+    db.close()
+    a_database_with_races(path, 100, moves=20)
+    store = Store(path)
+    try:
+        full = store.data_bytes()
+        pages = store.db.execute("PRAGMA page_count").fetchone()[0]
+        assert store.prune(cutoff=1000.0 + 50, keep=set(), batch=1000) == 50
+        assert store.db.execute("PRAGMA page_count").fetchone()[0] == pages  # not given back
+        assert store.data_bytes() < full * 0.7
+    finally:
+        store.close()
+
+
+def test_races_left_unfinished_are_ended_lost_but_those_of_live_rooms(tmp_path: Path) -> None:
+    """At start, a race no live room carries on is ended ``lost``; one a restored room goes on
+    with stays under way (not listed as lost, nor counted so in /metrics)."""
+    path = tmp_path / "races.sqlite3"
+    a_database_with_races(path, 3, moves=1)
+    store = Store(path)
+    try:
+        store.db.execute("UPDATE races SET ended_at = NULL, end_reason = NULL, record = NULL")
+        assert store.end_unfinished({"race00000001"}, 5000.0) == 2
+        rows = dict(store.db.execute("SELECT id, end_reason FROM races").fetchall())
+        assert rows == {"race00000000": "lost", "race00000001": None, "race00000002": "lost"}
     finally:
         store.close()
 
@@ -284,6 +377,20 @@ async def test_a_private_rooms_code_is_not_kept(tmp_path: Path) -> None:
         assert listed and all(r["room"] in ("", None) for r in listed)
         raw = server.store.db.execute("SELECT room, record FROM races").fetchall()
         assert all(code not in (room or "") + (record or "") for room, record in raw)
+
+
+def test_a_room_forgotten_leaves_no_answers_behind() -> None:
+    """A closed room's seats' answers go with it: else the table grows with every room ever
+    closed, and a new room given the same code would, after a restart, answer a seat's command
+    with the old room's answer to that number."""
+    store = Store(":memory:")
+    live = LiveRooms(store)
+    live.answer("ROOMCODE", 1, 5, (b"old answer",), ("move", b"12345678"))
+    live.answer("OTHERONE", 1, 5, (b"kept",), ("move", b"12345678"))
+    live.forget("ROOMCODE")
+    assert live.answers("ROOMCODE") == {}
+    assert live.answers("OTHERONE") == {1: [(5, (b"kept",), ("move", b"12345678"))]}
+    store.close()
 
 
 def test_members_who_come_and_go_leave_no_answers_behind() -> None:
