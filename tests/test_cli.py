@@ -613,6 +613,53 @@ def test_host_seats_every_bot_or_says_there_is_no_room(
     assert [p.bots for p in plans] == [10, 2, 0]
 
 
+def test_play_gives_every_bot_a_seat_and_you_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`play --bots 8`: eight bots and you need nine seats, one more than a room's default
+    (the last bot would find the room full)."""
+    plans: list[Any] = []
+    monkeypatch.setattr("client.cli.run_app", lambda plan: plans.append(plan) or 0)
+    for bots in ("8", "15", "2"):
+        assert main(["play", "--bots", bots]) == 0
+    assert [p.settings.seats for p in plans] == [9, 16, 8]
+    assert [p.bots for p in plans] == [8, 15, 2]
+
+
+def test_a_race_for_the_best_score_without_a_time_lasts_ten_minutes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`host --mode score` with no --time: ten minutes, as its help says (the server refuses a
+    race for the best score with no time limit)."""
+    plans: list[Any] = []
+    monkeypatch.setattr("client.cli.run_app", lambda plan: plans.append(plan) or 0)
+    assert main(["host", "--mode", "score"]) == 0
+    assert main(["play", "--mode", "score"]) == 0
+    assert main(["host", "--mode", "score", "--time", "5"]) == 0
+    assert main(["host"]) == 0
+    assert [(p.settings.mode, p.settings.time_limit) for p in plans] == [
+        ("score", 600),
+        ("score", 600),
+        ("score", 300),
+        ("first", 0),
+    ]
+
+
+def test_watch_without_a_name_takes_a_number_when_the_room_has_its_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`watch CODE` with no --name watches under the user name, made ``Ann 2`` if a player
+    has it (else the server's "name taken" turned the watcher away); a --name given is kept
+    as given."""
+    plans: list[Any] = []
+    monkeypatch.setattr("client.cli.run_app", lambda plan: plans.append(plan) or 0)
+    monkeypatch.setenv("PATIENCE_RACE_NAME", "Ann")
+    assert main(["watch", "K7QM-X2PF"]) == 0
+    assert main(["watch", "K7QM-X2PF", "--name", "Bob"]) == 0
+    assert [(p.action, p.name, p.any_name) for p in plans] == [
+        ("watch", "Ann", True),
+        ("watch", "Bob", False),
+    ]
+
+
 class _Stream(io.StringIO):
     def __init__(self, tty: bool, encoding: str = "utf-8") -> None:
         super().__init__()

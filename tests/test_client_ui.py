@@ -692,6 +692,13 @@ async def test_practice_says_when_the_terminal_is_too_small() -> None:
         assert "kings" in board_of(app) and app.grid is not None
         for key in "1234567890-=":  # every pile, on a row of its own
             assert any(line.startswith(f" {key} ") for line in lines), key
+        # too narrow alone, or too short alone, is too small too (tall enough did not make up
+        # for a column short, nor wide enough for a line short)
+        for w, h in ((59, 30), (120, 19)):
+            await pilot.resize_terminal(w, h)
+            await pilot.pause(0.3)
+            assert board_of(app).startswith(f"This terminal is {w}x{h}: practice needs"), (w, h)
+            assert app.grid is None
 
 
 async def test_the_help_fits_a_narrow_terminal_and_scrolls() -> None:

@@ -235,6 +235,20 @@ def test_a_lobby_of_16_players_fits_80x24() -> None:
     assert "2 free seats" in screens.lobby(few).plain  # four seats, two taken
 
 
+def test_the_lobby_says_who_is_ready_and_whether_the_room_is_listed() -> None:
+    """Each player ready or waiting, as they are (the host waits for those not ready before
+    starting), and the room private or public, as set."""
+    host = RaceModel(name="Ann", you=1, phase="lobby")
+    host.room = room([member(1, "Ann", ready=True), member(2, "Bob")])
+    lines = screens.lobby(host).plain.splitlines()
+    assert any("ready" in line and "Ann" in line for line in lines)
+    assert any("waiting" in line and "Bob" in line for line in lines)
+    assert not any("ready" in line and "Bob" in line for line in lines)
+    assert "(public)" in lines[0]
+    host.room.settings.private = True
+    assert "(private)" in screens.lobby(host).plain.splitlines()[0]
+
+
 def test_the_race_panel_keeps_your_own_line_when_it_cannot_show_everyone() -> None:
     model = RaceModel(name="me", you=1, phase="racing")
     model.room = room([member(1, "me")], state="racing")
@@ -2231,6 +2245,18 @@ def test_a_click_on_one_of_several_keys_presses_that_one() -> None:
     assert footer_key(race, race.index("k/a")) == "k"
     assert footer_key(race, race.index("home")) == "f"  # the word: f, as before
     assert footer_key(race, 0) is None  # a range of piles: pick one on the board
+
+
+def test_a_click_on_a_key_pressed_twice_presses_it_once() -> None:
+    """A click on "rr redeal", "xx resign" or "qq quit" is one press of r, x or q (the second
+    click confirms, as the second press does); "rr" is no key, and the click did nothing."""
+    from client.widgets import footer_key
+
+    race = "1-0 -= pick  f/k/a home  rr redeal  u undo  xx resign  qq quit  ? help"
+    for word, key in (("rr redeal", "r"), ("xx resign", "x"), ("qq quit", "q"), ("u undo", "u")):
+        at = race.index(word)
+        assert footer_key(race, at) == key, word
+        assert footer_key(race, at + len(word) - 1) == key, word
 
 
 def test_an_unchanged_text_is_not_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:

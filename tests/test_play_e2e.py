@@ -405,6 +405,25 @@ def test_the_kept_races_are_listed_the_latest_first(tmp_path: Path) -> None:
     ]
 
 
+def test_races_lists_as_many_races_as_asked_the_latest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`races 2` lists the two latest races kept, `races 1` the latest: no fewer."""
+    base = one_suit_record()
+    for i, ended in enumerate((3000.0, 1000.0, 2000.0)):
+        save_race(
+            base.model_copy(update={"race_id": f"{i:012d}", "ended_at": base.started_at + ended}),
+            tmp_path,
+        )
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path.parent / "state-count"))
+    monkeypatch.setattr("client.saved_races.races_dir", lambda: tmp_path)
+    for count, listed in (("2", ["000000000000", "000000000002"]), ("1", ["000000000000"])):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert cli_main(["races", count]) == 0
+        assert re.findall(r"replay \S*?(\d{12})\.json", out.getvalue()) == listed
+
+
 def test_kept_records_are_written_whole_and_the_oldest_go(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -170,6 +170,21 @@ def test_hint_keys_name_the_keys_that_play_the_move() -> None:
     assert keys_for(DEAL, new_game(SPIDER1, 1)) == "d"
 
 
+def test_a_hint_names_the_piles_from_1_as_their_keys_do() -> None:
+    """The hint's words name the piles as people count them, and as the keys it gives: pile
+    2 is key 2 (the first pile is pile 1, not 0)."""
+    state = new_game(SPIDER1, 1)
+    move = Move(Kind.TABLEAU, 1, 3, 1)
+    assert describe(move, state) == "Hint: 2>4, TC from pile 2 onto JC (pile 4) (keys: 2 4)."
+    state.piles[4], state.down[4] = [], 0
+    for m in state.legal_moves():
+        if m.kind == Kind.TABLEAU:
+            text = describe(m, state)
+            assert f" from pile {m.src + 1} " in text, text
+            where = "to the empty pile" if not state.piles[m.dst] else "(pile"
+            assert f"{where} {m.dst + 1}" in text, text
+
+
 def test_a_hint_picks_part_of_a_run_the_way_the_arrow_keys_would() -> None:
     """A hint that moves part of a Spider run picks exactly those cards (``Keys.count``); one
     that moves the unit a pile key picks leaves the count to the keys (0)."""
@@ -327,6 +342,46 @@ async def test_a_half_pressed_resign_does_not_carry_into_a_new_deal() -> None:
             assert not app.practice.state.resigned, other
 
 
+async def test_a_hint_that_comes_after_a_move_of_the_players_is_dropped() -> None:
+    """A hint is worked out meanwhile: one for the position before the player's own move would
+    pick a pile and name keys for a board that is gone (the next key played a move never
+    hinted)."""
+    import threading
+
+    app = PracticeApp(SPIDER1, 1)
+    release = threading.Event()
+    hint = app.practice.hint
+
+    def slow_hint() -> Move | None:
+        move = hint()  # for the position the player asked in
+        release.wait(10)
+        return move
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: "Stock 50" in board_text(app))
+        app.practice.hint = slow_hint  # type: ignore[method-assign]
+        await pilot.press("h")
+        await wait_until(pilot, lambda: app.thinking)
+        await pilot.press("d")  # the player deals meanwhile
+        await wait_until(pilot, lambda: app.practice.state.moves == 1)
+        release.set()
+        await wait_until(pilot, lambda: not app.thinking)
+        await pilot.pause(0.2)
+        assert not app.model.status.startswith("Hint"), app.model.status
+        assert app.keys.source is None
+
+
+def test_practice_footers_offer_the_hint_and_the_undo_it_has() -> None:
+    """Practice's own keys, h and u, on every game's keys line (and a click on them presses
+    them): a hint was to be found only in the help."""
+    from client.widgets import footer_key
+
+    for config in (SPIDER1, GameConfig("st-helena", {}), GameConfig("louis", {})):
+        footer = PracticeApp(config, 1).footer()
+        assert "h hint" in footer and "u undo" in footer, footer
+        assert footer_key(footer, footer.index("h hint")) == "h"
+
+
 def test_practice_footers_fit_80_columns() -> None:
     """Every game's practice footer whole at 80 columns (St. Helena's was 79: '? he…')."""
     from rich.cells import cell_len
@@ -415,6 +470,23 @@ async def test_a_right_click_puts_the_picked_run_down() -> None:
         await pilot.press("q")
         await pilot.pause(0.2)
         assert app.is_running and "Quit?" in app.model.status
+
+
+def test_a_click_on_the_picked_piles_key_puts_its_run_down() -> None:
+    """A run picked (three cards), then a click on its own pile's key: put down, as escape
+    does (not one card fewer, as its key pressed again does)."""
+    from client import render
+
+    app = PracticeApp(SPIDER1, 1)
+    state = app.practice.state
+    state.piles[0] = [*state.piles[0][: state.down[0]], 6, 5, 4]  # 7C 6C 5C
+    app.keys.press("1")
+    assert app.keys.source == 0 and app.keys.movable(0) == 3
+    app.grid = render.board_grid(app.model, app.keys, 18, 46)
+    y, x0, _, _ = next(h for h in app.grid.hits if h[3] == ("pile", 0))
+    app.board_click(x0, y)
+    assert app.keys.source is None and app.keys.count == 0
+    assert app.practice.state.moves == 0
 
 
 async def test_clicks_that_cannot_play_say_why() -> None:
@@ -707,6 +779,31 @@ def test_practice_left_unfinished_says_how_to_play_the_deal_again(
     assert again == config and again.check_number(args.deal) == number
 
 
+def test_practice_says_how_to_play_again_only_a_deal_left_unfinished(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Quit mid-game: the command that plays the deal again; over (resigned), the record's
+    file instead, and no command to play a game that is saved."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    monkeypatch.setattr("client.cli.can_draw", lambda: True)
+    resign = False
+
+    def run(app: PracticeApp) -> None:
+        if resign:
+            app.play(RESIGN)
+
+    monkeypatch.setattr(PracticeApp, "run", run)
+    assert cli_main(["practice", "spider", "--suits", "1", "--deal", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "to play this deal again: patience-race practice spider --suits 1 " in out
+    assert out.rstrip().endswith("--deal 5") and "record" not in out
+    resign = True
+    assert cli_main(["practice", "spider", "--suits", "1", "--deal", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "the record of your last game is in" in out and str(tmp_path) in out
+    assert "play this deal again" not in out
+
+
 async def test_the_board_is_drawn_again_back_from_the_background() -> None:
     """Ctrl+Z, then fg: the terminal showed the header alone until something changed (each
     widget given the text it had drew nothing: a client trial); back, every widget draws."""
@@ -768,3 +865,8 @@ async def test_a_practice_game_won_says_so(tmp_path: Path, monkeypatch: pytest.M
         await pilot.pause()
         assert app.practice.state.won
         assert app.model.status == "You won!"
+        # and the results say it too, with the moves it took
+        await pilot.pause(0.3)
+        moves = app.practice.state.moves
+        assert app.practice.summary().startswith("You won in ")
+        assert "You won in " in board_text(app) and f"{moves} moves" in board_text(app)

@@ -474,7 +474,10 @@ async def test_replay_checks_an_exported_race(
     salted["reveal"]["salt"] = "0" * len(data["reveal"]["salt"])
     export.write_text(json.dumps(salted))
     assert client_main(["replay", str(export)]) == 1
-    assert "commitment" in capsys.readouterr().err
+    said = capsys.readouterr()
+    assert "commitment" in said.err
+    # and the verdict line says so too (not "verified" over the problem said on stderr)
+    assert "commitment: MISMATCH" in said.out and "verified" not in said.out
     ann = next(p for p in data["players"] if p["name"] == "Ann")
     ann["moves"] = ann["moves"][1:]
     export.write_text(json.dumps(data))
