@@ -615,3 +615,27 @@ def test_two_bots_of_one_level_do_not_play_one_game(suits: int) -> None:
 
     assert moves(1, 3) == moves(1, 3)  # a bot's own generator decides: the same seed, the same
     assert any(moves(1, n) != moves(2, n) for n in (1, 2, 3))
+
+
+def test_with_no_plan_to_fill_the_empty_pile_a_card_that_can_go_there_goes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before a deal every empty pile must be filled: when the search finds no plan for it, any
+    card that can go there and leaves a card behind goes (a bot that gave up there resigned with
+    the stock still to deal), even when that card is the only one."""
+    import client.strategy.spider as spider
+    from client.strategy.common import Found
+
+    config = GameConfig("spider", {"suits": 1})
+    s = new_game(config, 1)
+    suit = sorted(set(deck(config)))  # ace first
+    king, queen = suit[12], suit[11]
+    # one empty pile; the only card that can go there leaving one behind is pile 1's queen
+    s.piles = [[king, queen], [], *([suit[i]] for i in (0, 2, 4, 6, 8, 10, 1, 3))]
+    s.down = [0] * 10
+    s.foundations = [[] for _ in range(8)]
+    s.stock = s.stock[:10]
+    monkeypatch.setattr(spider, "search", lambda *args, **kwargs: Found([], 0.0))
+    params = spider.PARAMS["strong"]
+    move = spider._fill(s, s.legal_moves(), Memory(), params, random.Random(1))
+    assert move is not None and (move.src, move.dst, move.count) == (0, 1, 1)
