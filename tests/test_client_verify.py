@@ -107,13 +107,15 @@ def test_moves_after_a_reconnection_that_changed_the_board_are_not_added_to_the_
     assert isinstance(h.cmd(ann, MoveCmd(seq=0, move=wire)), Moved)
     before_drop, ann2, snap = answer_lost_then_resumed(h, code, ann, joined[0])
     after: list[Any] = []
-    for _ in range(6):  # moves after the gap, cards shown among them
+    for _ in range(60):  # moves after the gap, up to one that shows cards (a deal at the latest)
         wire = pick_move(h.hub.rooms[code].race.seats[joined[0].you].state, deals=True)  # type: ignore[union-attr]
         assert wire is not None
         moved = h.cmd(ann2, MoveCmd(seq=0, move=wire))
         assert isinstance(moved, Moved)
         after.append(moved)
-    assert any(m.shown for m in after)
+        if moved.shown:
+            break
+    assert any(m.shown for m in after)  # (six moves showed none on one deal of a random few)
     resign(h, ann2)
     resign(h, bob)
     over = h.got(ann2, RaceOver)
