@@ -126,14 +126,24 @@ async def host_and_join(
     conns.append(host)
     joined.append(j)
     code = j.room.code
-    for name in names[1:]:
+    more, more_joined = await join_all(url, code, names[1:], conn_cls)
+    return conns + more, code, joined + more_joined
+
+
+async def join_all(
+    url: str, code: str, names: Iterable[str], conn_cls: type[Connection] = Connection
+) -> tuple[list[Connection], list[Joined]]:
+    """A connection for each name, joined to room ``code`` in turn (players while seats last)."""
+    conns: list[Connection] = []
+    joined: list[Joined] = []
+    for name in names:
         c = conn_cls(url)
         await c.open()
-        jj = await c.request(JoinRoom(seq=0, code=code, name=name))
-        assert isinstance(jj, Joined)
+        j = await c.request(JoinRoom(seq=0, code=code, name=name))
+        assert isinstance(j, Joined)
         conns.append(c)
-        joined.append(jj)
-    return conns, code, joined
+        joined.append(j)
+    return conns, joined
 
 
 async def start_race(conns: list[Connection]) -> list[RaceStart]:

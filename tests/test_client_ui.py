@@ -31,7 +31,7 @@ from protocol.moves import Kind
 from server.app import RaceServer
 from server.store import Store
 
-from .server_helpers import StallProxy, fast_limits, running_server
+from .server_helpers import StallProxy, close_all, fast_limits, join_all, running_server
 from .test_client_app import text_of, wait_until
 
 SPIDER1 = Settings(game="spider", options={"suits": 1})
@@ -856,12 +856,7 @@ async def test_the_host_can_remove_anyone_past_the_first_ten() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_until(pilot, lambda: app.model.room is not None)
             code = app.model.room.code  # type: ignore[union-attr]
-            conns = []
-            for i in range(12):
-                c = Connection(server.url)
-                await c.open()
-                await c.request(JoinRoom(seq=0, code=code, name=f"P{i + 1}"))
-                conns.append(c)
+            conns, _ = await join_all(server.url, code, [f"P{i + 1}" for i in range(12)])
             await wait_until(pilot, lambda: len(app.model.room.members) == 13)  # type: ignore[union-attr]
             await pilot.press("k")
             assert "k: 2 more" in app.model.status and "0: P10" in app.model.status
@@ -870,8 +865,7 @@ async def test_the_host_can_remove_anyone_past_the_first_ten() -> None:
             await pilot.press("2")
             await wait_until(pilot, lambda: len(app.model.room.members) == 12)  # type: ignore[union-attr]
             assert "P12" not in [m.name for m in app.model.room.members]  # type: ignore[union-attr]
-            for c in conns:
-                await c.close()
+            await close_all(conns)
 
 
 async def test_on_a_small_screen_the_host_removes_whom_the_question_shows() -> None:
@@ -883,12 +877,8 @@ async def test_on_a_small_screen_the_host_removes_whom_the_question_shows() -> N
         async with app.run_test(size=(60, 20)) as pilot:
             await wait_until(pilot, lambda: app.model.room is not None)
             code = app.model.room.code  # type: ignore[union-attr]
-            conns = []
-            for i in range(3):
-                c = Connection(server.url)
-                await c.open()
-                await c.request(JoinRoom(seq=0, code=code, name=f"Player Number {i} Longname"))
-                conns.append(c)
+            names = [f"Player Number {i} Longname" for i in range(3)]
+            conns, _ = await join_all(server.url, code, names)
             await wait_until(pilot, lambda: len(app.model.room.members) == 4)  # type: ignore[union-attr]
             await pilot.press("k")
             shown = app.kick_shown
@@ -902,8 +892,7 @@ async def test_on_a_small_screen_the_host_removes_whom_the_question_shows() -> N
             await wait_until(pilot, lambda: len(app.model.room.members) == 3)  # type: ignore[union-attr]
             names = [m.name for m in app.model.room.members]  # type: ignore[union-attr]
             assert f"Player Number {shown} Longname" not in names
-            for c in conns:
-                await c.close()
+            await close_all(conns)
 
 
 async def test_seat_keys_pressed_quickly_each_count() -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -93,95 +94,98 @@ async def test_abuse_is_logged_once_a_minute_per_address(lines: Lines) -> None:
     assert not any("token" in str(f) for f in lines.fields)
 
 
-def test_the_refusal_log_is_bounded() -> None:
-    logger = logging.getLogger("patience_race.test_refusals")
+@pytest.fixture
+def own_logger(request: pytest.FixtureRequest) -> Iterator[tuple[logging.Logger, Lines]]:
+    """A logger of the test's own, its lines kept in a handler and going nowhere else."""
+    logger = logging.getLogger(f"patience_race.test.{request.node.name}")
     handler = Lines()
     logger.addHandler(handler)
     logger.propagate = False
     try:
-        log = RefusalLog(logger, every_s=60, addresses=100, per_second=5)
-        # one address flooding: one line a minute, the next one with the count
-        for i in range(1000):
-            log.note("203.0.113.9", "flooding", 10.0 + i * 0.01, 4429)
-        assert len(handler.fields) == 1
-        assert log.note("203.0.113.9", "flooding", 71.0, 4429)
-        assert handler.fields[-1]["count"] == 1000
-        # refusals counted within the minute get their line once it is over, even if the
-        # address stops there (the server's clock tick flushes)
-        handler.fields.clear()
-        for i in range(7):
-            log.note("203.0.113.9", "flooding", 72.0 + i, 4429)
-        log.note("203.0.113.9", "bad_input", 80.0, 4400)  # another reason: a line of its own
-        assert [(f["reason"], f["count"]) for f in handler.fields] == [("bad_input", 1)]
-        log.flush(120.0)  # not a minute since the flooding line yet
-        assert len(handler.fields) == 1
-        log.flush(131.5)
-        assert handler.fields[-1] == {
-            "event": "refused",
-            "address": "203.0.113.9",
-            "reason": "flooding",
-            "code": 4429,
-            "count": 7,
-        }
-        log.flush(200.0)
-        assert len(handler.fields) == 2  # written once
-        # a pair just written by flush() is the newest, forgotten last (it went first: its next
-        # refusal within the minute had a line again; review)
-        small = RefusalLog(logger, every_s=60, addresses=3, per_second=5)
-        handler.fields.clear()
-        small.note("A", "flooding", 0.0)
-        small.note("A", "flooding", 1.0)  # held back
-        small.note("B", "flooding", 2.0)
-        small.note("C", "flooding", 3.0)
-        small.flush(61.0)  # A's held-back refusal
-        small.note("D", "flooding", 62.0)  # one pair too many: B goes, not A
-        assert not small.note("A", "flooding", 63.0)
-        assert [f["address"] for f in handler.fields] == ["A", "B", "C", "A", "D"]
-        # many addresses at once: at most per_second lines a second
-        handler.fields.clear()
-        for i in range(1000):
-            log.note(f"2001:db8:{i:x}::/64", "too_many_connections", 100.0 + i / 10_000)
-        assert len(handler.fields) <= 5 + OWED_LINES
-        # decoys using up every second's lines first cannot keep an abuser out of the log
-        handler.fields.clear()
-        for second in range(30):
-            t = 300.0 + second
-            for d in range(5):
-                log.note(f"2001:db8:{100 + second * 5 + d:x}::/64", "bad_input", t, 4400)
-            for k in range(100):
-                log.note("203.0.113.7", "flooding", t + 0.5 + k / 1000, 4429)
-        abuser = [f for f in handler.fields if f["address"] == "203.0.113.7"]
-        assert abuser and abuser[0]["reason"] == "flooding"
-        # and the table of addresses stays bounded
-        for i in range(1000):
-            log.note(f"198.51.{i // 256}.{i % 256}", "bad_input", 200.0 + i, 4400)
-        assert len(log.seen) <= 100
+        yield logger, handler
     finally:
         logger.removeHandler(handler)
 
 
-def test_the_lines_owed_go_to_the_addresses_refused_most() -> None:
+def test_the_refusal_log_is_bounded(own_logger: tuple[logging.Logger, Lines]) -> None:
+    logger, handler = own_logger
+    log = RefusalLog(logger, every_s=60, addresses=100, per_second=5)
+    # one address flooding: one line a minute, the next one with the count
+    for i in range(1000):
+        log.note("203.0.113.9", "flooding", 10.0 + i * 0.01, 4429)
+    assert len(handler.fields) == 1
+    assert log.note("203.0.113.9", "flooding", 71.0, 4429)
+    assert handler.fields[-1]["count"] == 1000
+    # refusals counted within the minute get their line once it is over, even if the
+    # address stops there (the server's clock tick flushes)
+    handler.fields.clear()
+    for i in range(7):
+        log.note("203.0.113.9", "flooding", 72.0 + i, 4429)
+    log.note("203.0.113.9", "bad_input", 80.0, 4400)  # another reason: a line of its own
+    assert [(f["reason"], f["count"]) for f in handler.fields] == [("bad_input", 1)]
+    log.flush(120.0)  # not a minute since the flooding line yet
+    assert len(handler.fields) == 1
+    log.flush(131.5)
+    assert handler.fields[-1] == {
+        "event": "refused",
+        "address": "203.0.113.9",
+        "reason": "flooding",
+        "code": 4429,
+        "count": 7,
+    }
+    log.flush(200.0)
+    assert len(handler.fields) == 2  # written once
+    # a pair just written by flush() is the newest, forgotten last (it went first: its next
+    # refusal within the minute had a line again; review)
+    small = RefusalLog(logger, every_s=60, addresses=3, per_second=5)
+    handler.fields.clear()
+    small.note("A", "flooding", 0.0)
+    small.note("A", "flooding", 1.0)  # held back
+    small.note("B", "flooding", 2.0)
+    small.note("C", "flooding", 3.0)
+    small.flush(61.0)  # A's held-back refusal
+    small.note("D", "flooding", 62.0)  # one pair too many: B goes, not A
+    assert not small.note("A", "flooding", 63.0)
+    assert [f["address"] for f in handler.fields] == ["A", "B", "C", "A", "D"]
+    # many addresses at once: at most per_second lines a second
+    handler.fields.clear()
+    for i in range(1000):
+        log.note(f"2001:db8:{i:x}::/64", "too_many_connections", 100.0 + i / 10_000)
+    assert len(handler.fields) <= 5 + OWED_LINES
+    # decoys using up every second's lines first cannot keep an abuser out of the log
+    handler.fields.clear()
+    for second in range(30):
+        t = 300.0 + second
+        for d in range(5):
+            log.note(f"2001:db8:{100 + second * 5 + d:x}::/64", "bad_input", t, 4400)
+        for k in range(100):
+            log.note("203.0.113.7", "flooding", t + 0.5 + k / 1000, 4429)
+    abuser = [f for f in handler.fields if f["address"] == "203.0.113.7"]
+    assert abuser and abuser[0]["reason"] == "flooding"
+    # and the table of addresses stays bounded
+    for i in range(1000):
+        log.note(f"198.51.{i // 256}.{i % 256}", "bad_input", 200.0 + i, 4400)
+    assert len(log.seen) <= 100
+
+
+def test_the_lines_owed_go_to_the_addresses_refused_most(
+    own_logger: tuple[logging.Logger, Lines],
+) -> None:
     """A flush writes at most OWED_LINES lines: those of the addresses refused most since their
     last line, so that the worst abuser is never the one left out of fail2ban's view."""
-    logger = logging.getLogger("patience_race.test_owed")
-    handler = Lines()
-    logger.addHandler(handler)
-    logger.propagate = False
-    try:
-        log = RefusalLog(logger, every_s=60, addresses=100, per_second=5)
-        addresses = [f"198.51.100.{i}" for i in range(OWED_LINES + 2)]
-        for i, address in enumerate(addresses):
-            assert log.note(address, "flooding", float(i), 4429)  # its line
-            for k in range(i + 1):  # then i + 1 more within the minute: counted
-                assert not log.note(address, "flooding", 10.0 + k / 100, 4429)
-        handler.fields.clear()
-        log.flush(100.0)
-        written = {f["address"]: f["count"] for f in handler.fields}
-        assert len(written) == OWED_LINES
-        assert written == {a: i + 1 for i, a in enumerate(addresses)
-                           if i >= len(addresses) - OWED_LINES}  # fmt: skip
-    finally:
-        logger.removeHandler(handler)
+    logger, handler = own_logger
+    log = RefusalLog(logger, every_s=60, addresses=100, per_second=5)
+    addresses = [f"198.51.100.{i}" for i in range(OWED_LINES + 2)]
+    for i, address in enumerate(addresses):
+        assert log.note(address, "flooding", float(i), 4429)  # its line
+        for k in range(i + 1):  # then i + 1 more within the minute: counted
+            assert not log.note(address, "flooding", 10.0 + k / 100, 4429)
+    handler.fields.clear()
+    log.flush(100.0)
+    written = {f["address"]: f["count"] for f in handler.fields}
+    assert len(written) == OWED_LINES
+    assert written == {a: i + 1 for i, a in enumerate(addresses)
+                       if i >= len(addresses) - OWED_LINES}  # fmt: skip
 
 
 async def test_a_record_fetch_over_the_budget_is_logged(lines: Lines) -> None:
